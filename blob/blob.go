@@ -1,0 +1,51 @@
+package blob
+
+import (
+	"context"
+	"time"
+
+	"github.com/forkspace/forkspace/cas"
+)
+
+// Store is a content-addressed blob store: immutable byte strings named by
+// their BLAKE3 hash.
+//
+// Errors: a missing blob is fs.ErrNotExist; bytes that do not match their
+// address are errdefs.ErrCorrupt; a bad range is fs.ErrInvalid; use after
+// Close is fs.ErrClosed. All methods are safe for concurrent use.
+type Store interface {
+	// Put stores data under id, which must be cas.Sum(data). Put is
+	// idempotent: storing an existing blob succeeds without rewriting it.
+	// When Put returns nil the blob is durable (it survives a crash of the
+	// process and, for drivers that sync, of the machine) and a concurrent
+	// reader sees either nothing or the whole blob, never a prefix.
+	Put(ctx context.Context, id cas.Hash, data []byte) error
+
+	// Get returns length bytes of the blob starting at off; length < 0
+	// means to the end. A whole-blob read (off 0, length < 0) is verified
+	// against id and fails with errdefs.ErrCorrupt on mismatch. Reading past
+	// the end returns the bytes that exist; off beyond the size is
+	// fs.ErrInvalid.
+	Get(ctx context.Context, id cas.Hash, off, length int64) ([]byte, error)
+
+	// Stat returns the blob's size and the time it was stored.
+	Stat(ctx context.Context, id cas.Hash) (Info, error)
+
+	// List calls fn for every blob, in no particular order. Blobs stored or
+	// deleted during List may or may not be seen. An error from fn stops
+	// List and is returned.
+	List(ctx context.Context, fn func(Info) error) error
+
+	// Delete removes the blob. Deleting a missing blob is not an error.
+	Delete(ctx context.Context, id cas.Hash) error
+
+	// Close releases resources. Calls after Close fail with fs.ErrClosed.
+	Close() error
+}
+
+// Info describes a stored blob.
+type Info struct {
+	ID      cas.Hash
+	Size    int64
+	ModTime time.Time
+}

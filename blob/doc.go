@@ -1,0 +1,9 @@
+// Package blob is the contract of forkspace's content-addressed blob store,
+// where file chunks live. Drivers: fileblob (a local directory; the
+// embedded default) and memblob (in memory; a reference implementation).
+// blobtest is the conformance suite every driver passes.
+//
+// Blobs are immutable and named by cas.Sum of their bytes, so Put is
+// idempotent and two workspaces holding the same bytes share one blob. Only
+// garbage collection deletes blobs.
+package blob

@@ -1,0 +1,33 @@
+package errdefs
+
+import (
+	"errors"
+	"io/fs"
+)
+
+// Sentinel errors that io/fs lacks. Check them with errors.Is; path
+// operations wrap them in *fs.PathError.
+var (
+	ErrNotEmpty    = errors.New("directory not empty")
+	ErrNotDir      = errors.New("not a directory")
+	ErrIsDir       = errors.New("is a directory")
+	ErrReadOnly    = errors.New("read-only")
+	ErrConflict    = errors.New("conflict")
+	ErrCorrupt     = errors.New("corrupt data")
+	ErrQuota       = errors.New("quota exceeded")
+	ErrNameTooLong = errors.New("name too long")
+	ErrLoop        = errors.New("too many levels of symbolic links")
+	ErrBusy        = errors.New("resource busy")
+)
+
+// PathError wraps err in an *fs.PathError unless it already is one.
+func PathError(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}

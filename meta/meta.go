@@ -1,0 +1,150 @@
+package meta
+
+import (
+	"context"
+	"time"
+
+	"github.com/forkspace/forkspace/cas"
+)
+
+// Store is the metadata database: the workspace catalog, checkpoints, staging
+// rows, tree nodes, inline file bodies, counters and settings of one store.
+//
+// Errors: a missing row is fs.ErrNotExist; a name already taken is
+// fs.ErrExist; damaged data is errdefs.ErrCorrupt. Drivers wrap them so
+// errors.Is finds the sentinel and keep the cause.
+//
+// Concurrency: all methods are safe for concurrent use.
+type Store interface {
+	// View runs fn in a read-only transaction that sees one consistent
+	// snapshot of the database.
+	View(ctx context.Context, fn func(Tx) error) error
+
+	// Update runs fn in a read-write transaction. When fn returns nil the
+	// transaction is durable once Update returns; when fn returns an error
+	// nothing fn did is visible and Update returns that error. Drivers may
+	// group concurrent Update calls into one database transaction (group
+	// commit); each fn is still all-or-nothing on its own. fn may be called
+	// again on a retryable conflict, so it must not have side effects outside
+	// the Tx.
+	Update(ctx context.Context, fn func(Tx) error) error
+
+	// GetNode returns the bytes of an immutable tree node (fs.ErrNotExist if
+	// absent). Nodes never change, so no transaction is needed.
+	GetNode(ctx context.Context, h cas.Hash) ([]byte, error)
+
+	// GetInline returns the bytes of an immutable inline file body
+	// (fs.ErrNotExist if absent).
+	GetInline(ctx context.Context, h cas.Hash) ([]byte, error)
+
+	// Close releases the database. Calls after Close fail with fs.ErrClosed.
+	Close() error
+}
+
+// Tx is one transaction. A Tx must not be used after its View or Update
+// function returns, nor from more than one goroutine.
+type Tx interface {
+	// Now returns the database's clock. Grace periods are measured with it,
+	// never with a client clock.
+	Now() (time.Time, error)
+
+	// Setting returns a store-wide setting (fs.ErrNotExist if unset).
+	Setting(key string) (string, error)
+	// SetSetting creates or replaces a store-wide setting.
+	SetSetting(key, value string) error
+
+	// Allocate reserves n consecutive values of the named counter and
+	// returns the first. Counters start at 1 and never repeat.
+	Allocate(name string, n int64) (first int64, err error)
+
+	// PutNodes stores immutable tree nodes. Storing a node that already
+	// exists is a no-op.
+	PutNodes(nodes []Object) error
+	// PutInline stores immutable inline file bodies. Idempotent.
+	PutInline(bodies []Object) error
+
+	// CreateWorkspace inserts w. w.ID and w.Name must be unique
+	// (fs.ErrExist otherwise). CreatedAt and UpdatedAt are set from the
+	// database clock when zero.
+	CreateWorkspace(w *Workspace) error
+	// Workspace returns the workspace with the given ID.
+	Workspace(id string) (*Workspace, error)
+	// WorkspaceByName returns the workspace with the given name.
+	WorkspaceByName(name string) (*Workspace, error)
+	// Workspaces lists all workspaces ordered by name.
+	Workspaces() ([]Workspace, error)
+	// SetRoot points the workspace's head at root and bumps UpdatedAt.
+	SetRoot(id string, root cas.Hash) error
+	// SetQuota replaces the workspace's quota.
+	SetQuota(id string, q Quota) error
+	// DeleteWorkspace removes the workspace, its checkpoints and its
+	// staging rows. The nodes and bodies they reference stay until garbage
+	// collection.
+	DeleteWorkspace(id string) error
+
+	// CreateCheckpoint inserts c (fs.ErrExist if c.ID is taken).
+	CreateCheckpoint(c *Checkpoint) error
+	// Checkpoint returns the checkpoint with the given ID.
+	Checkpoint(id string) (*Checkpoint, error)
+	// Checkpoints lists a workspace's checkpoints, oldest first.
+	Checkpoints(workspaceID string) ([]Checkpoint, error)
+	// DeleteCheckpoint removes one checkpoint.
+	DeleteCheckpoint(id string) error
+
+	// PutStaged upserts staging rows of a workspace: each row replaces any
+	// row with the same key.
+	PutStaged(workspaceID string, rows []Staged) error
+	// Staged returns all staging rows of a workspace ordered by key.
+	Staged(workspaceID string) ([]Staged, error)
+	// DeleteStaged removes the workspace's staging rows whose Seq <= maxSeq.
+	DeleteStaged(workspaceID string, maxSeq int64) error
+}
+
+// Object is an immutable, content-addressed byte string kept in metadata.
+type Object struct {
+	Hash cas.Hash
+	Data []byte
+}
+
+// Quota limits a workspace. Zero means unlimited.
+type Quota struct {
+	MaxBytes   int64 `json:"max_bytes,omitempty"`
+	MaxEntries int64 `json:"max_entries,omitempty"`
+}
+
+// Workspace is one row of the workspace catalog.
+type Workspace struct {
+	ID   string
+	Name string
+	// Root is the committed tree root (zero for an empty tree). Staging
+	// rows are applied on top of it.
+	Root cas.Hash
+	// ParentID is the workspace this one was forked from ("" if none).
+	ParentID string
+	// OriginCheckpoint is the checkpoint this one was forked from ("" if it
+	// was forked from the live state or created empty).
+	OriginCheckpoint string
+	Quota            Quota
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// Checkpoint is a labelled, immutable tree root of a workspace.
+type Checkpoint struct {
+	ID          string
+	WorkspaceID string
+	Label       string
+	Root        cas.Hash
+	CreatedAt   time.Time
+}
+
+// Staged is one staging row: a pending mutation of a workspace's key space
+// that reads consult before the tree. Deleted rows are tombstones.
+type Staged struct {
+	Key     []byte
+	Value   []byte
+	Deleted bool
+	// Seq orders mutations of one workspace; a fold removes the rows whose
+	// Seq it applied.
+	Seq int64
+}
