@@ -1,0 +1,35 @@
+// Package fileblob is a blob.Store in a local directory, the embedded
+// default.
+//
+// # Layout
+//
+//	<dir>/ab/cd/<hex>   the blob whose lowercase hex address is <hex>,
+//	                    which starts with "abcd"
+//	<dir>/tmp/          blobs being written
+//
+// Two levels of 256 directories keep every directory small (a million
+// blobs leave ~16 files per leaf). Files are created 0600 and directories
+// 0700: blobs are tenant data.
+//
+// # Durability
+//
+// Put writes the bytes to a new file in <dir>/tmp, fsyncs it, renames it to
+// its final name and fsyncs the leaf directory (and any directory Put
+// created, with its parent), so a blob is either absent or whole and
+// durable when Put returns, even across a power cut. Concurrent Puts of one
+// blob each write their own temp file; the renames replace identical bytes.
+// Put of a blob already present with the right size does nothing.
+//
+// A writer that crashes leaves its temp file behind. Open removes temp
+// files older than StaleTemp (one minute): a live writer finishes a chunk
+// in far less, so a file that old belongs to a dead process. Several
+// processes may share one directory.
+//
+// Delete leaves empty directories in place; they cost nothing and removing
+// them would race with Puts into them.
+//
+// # Verification
+//
+// A whole-blob Get hashes what it read and fails with errdefs.ErrCorrupt
+// when the disk returned different bytes; ranged Gets are not verified.
+package fileblob

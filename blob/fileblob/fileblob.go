@@ -1,0 +1,231 @@
+package fileblob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/forkspace/forkspace/blob"
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+var _ blob.Store = (*Store)(nil)
+
+// StaleTemp is the age past which Open deletes a temp file as abandoned.
+const StaleTemp = time.Minute
+
+const tmpDir = "tmp"
+
+// Store is a blob.Store over a local directory. It is safe for concurrent
+// use, also by several processes sharing the directory.
+type Store struct {
+	dir    string
+	closed atomic.Bool
+	// dirs caches leaf directories known to exist (key: "ab/cd").
+	dirs sync.Map
+}
+
+// Open returns a Store over dir, creating dir if needed, and removes stale
+// temp files left by crashed writers.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, tmpDir), 0o700); err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	if err := removeStale(filepath.Join(dir, tmpDir), time.Now().Add(-StaleTemp)); err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+func removeStale(tmp string, before time.Time) error {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if info.ModTime().Before(before) {
+			if err := os.Remove(filepath.Join(tmp, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Path returns the file that holds blob id (which may not exist).
+func (s *Store) Path(id cas.Hash) string {
+	h := id.String()
+	return filepath.Join(s.dir, h[0:2], h[2:4], h)
+}
+
+func (s *Store) check(ctx context.Context, op string, id cas.Hash) error {
+	if s.closed.Load() {
+		return fmt.Errorf("%s blob %s: %w", op, id, fs.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s blob %s: %w", op, id, err)
+	}
+	return nil
+}
+
+// Put stores data under id durably (see the package documentation).
+func (s *Store) Put(ctx context.Context, id cas.Hash, data []byte) error {
+	if err := s.check(ctx, "put", id); err != nil {
+		return err
+	}
+	final := s.Path(id)
+	if info, err := os.Stat(final); err == nil && info.Size() == int64(len(data)) {
+		return nil
+	}
+	if err := s.ensureDir(id); err != nil {
+		return fmt.Errorf("put blob %s: %w", id, err)
+	}
+	if err := s.writeTemp(final, id, data); err != nil {
+		return fmt.Errorf("put blob %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) writeTemp(final string, id cas.Hash, data []byte) error {
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), id.String()+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(final))
+}
+
+// ensureDir creates the leaf directory of id and makes its entry durable.
+func (s *Store) ensureDir(id cas.Hash) error {
+	h := id.String()
+	leaf := h[0:2] + "/" + h[2:4]
+	if _, ok := s.dirs.Load(leaf); ok {
+		return nil
+	}
+	for _, d := range []string{h[0:2], filepath.Join(h[0:2], h[2:4])} {
+		err := os.Mkdir(filepath.Join(s.dir, d), 0o700)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := syncDir(filepath.Dir(filepath.Join(s.dir, d))); err != nil {
+			return err
+		}
+	}
+	s.dirs.Store(leaf, struct{}{})
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Get reads the requested range with ReadAt (see blob.Store.Get) and
+// verifies whole-blob reads.
+func (s *Store) Get(ctx context.Context, id cas.Hash, off, length int64) ([]byte, error) {
+	if err := s.check(ctx, "get", id); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.Path(id))
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", id, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", id, err)
+	}
+	size := info.Size()
+	if off < 0 || off > size {
+		return nil, fmt.Errorf("get blob %s: %w: offset %d outside size %d", id, fs.ErrInvalid, off, size)
+	}
+	end := size
+	if length >= 0 {
+		end = min(size, off+length)
+	}
+	buf := make([]byte, end-off)
+	if n, err := f.ReadAt(buf, off); n < len(buf) {
+		if errors.Is(err, io.EOF) {
+			err = errdefs.ErrCorrupt
+		}
+		return nil, fmt.Errorf("get blob %s: read %d of %d bytes: %w", id, n, len(buf), err)
+	}
+	if off == 0 && end == size && !cas.Verify(id, buf) {
+		return nil, fmt.Errorf("get blob %s: %w", id, errdefs.ErrCorrupt)
+	}
+	return buf, nil
+}
+
+// Stat returns the blob's size and file modification time.
+func (s *Store) Stat(ctx context.Context, id cas.Hash) (blob.Info, error) {
+	if err := s.check(ctx, "stat", id); err != nil {
+		return blob.Info{}, err
+	}
+	info, err := os.Stat(s.Path(id))
+	if err != nil {
+		return blob.Info{}, fmt.Errorf("stat blob %s: %w", id, err)
+	}
+	return blob.Info{ID: id, Size: info.Size(), ModTime: info.ModTime()}, nil
+}
+
+// Delete removes the blob's file; a missing blob is not an error.
+func (s *Store) Delete(ctx context.Context, id cas.Hash) error {
+	if err := s.check(ctx, "delete", id); err != nil {
+		return err
+	}
+	if err := os.Remove(s.Path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete blob %s: %w", id, err)
+	}
+	return nil
+}
+
+// Close marks the store closed. Later calls, Close included, fail with
+// fs.ErrClosed; calls already running finish.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return fmt.Errorf("close blob store %s: %w", s.dir, fs.ErrClosed)
+	}
+	return nil
+}

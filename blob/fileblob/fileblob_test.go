@@ -1,0 +1,130 @@
+package fileblob_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/forkspace/forkspace/blob"
+	"github.com/forkspace/forkspace/blob/blobtest"
+	"github.com/forkspace/forkspace/blob/fileblob"
+	"github.com/forkspace/forkspace/cas"
+)
+
+func open(t testing.TB, dir string) *fileblob.Store {
+	t.Helper()
+	s, err := fileblob.Open(dir)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	blobtest.Run(t, func(t *testing.T) blob.Store { return open(t, t.TempDir()) })
+}
+
+func TestCorruption(t *testing.T) {
+	blobtest.RunCorruption(t, func(t *testing.T) blob.Store { return open(t, t.TempDir()) },
+		func(t *testing.T, s blob.Store, id cas.Hash) {
+			path := s.(*fileblob.Store).Path(id)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[len(data)/2] ^= 1
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		})
+}
+
+func TestLayout(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	defer s.Close()
+	id, data := blobtest.Blob(1, 100)
+	if err := s.Put(t.Context(), id, data); err != nil {
+		t.Fatal(err)
+	}
+	h := id.String()
+	got, err := os.ReadFile(filepath.Join(dir, h[:2], h[2:4], h))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("blob not at <dir>/ab/cd/<hex>: %v", err)
+	}
+	tmp, err := os.ReadDir(filepath.Join(dir, "tmp"))
+	if err != nil || len(tmp) != 0 {
+		t.Fatalf("tmp holds %d files after put (%v), want none", len(tmp), err)
+	}
+}
+
+// TestReopen checks that blobs survive the store and that Open clears only
+// stale temp files.
+func TestReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	id, data := blobtest.Blob(2, 1000)
+	if err := s.Put(t.Context(), id, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "tmp", "stale")
+	fresh := filepath.Join(dir, "tmp", "fresh")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * fileblob.StaleTemp)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir)
+	defer s.Close()
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stale temp file survived Open: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("fresh temp file removed by Open: %v", err)
+	}
+	got, err := s.Get(t.Context(), id, 0, -1)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("blob lost across reopen: %v", err)
+	}
+	n := 0
+	if err := s.List(t.Context(), func(blob.Info) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("list after reopen saw %d blobs (%v), want 1", n, err)
+	}
+}
+
+// TestPutRepairsTruncated checks that Put rewrites a blob whose file has
+// the wrong size instead of trusting it.
+func TestPutRepairsTruncated(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	id, data := blobtest.Blob(3, 1000)
+	ctx := context.Background()
+	if err := s.Put(ctx, id, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(s.Path(id), 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, id, data); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, id, 0, -1); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("get after repairing put: %v", err)
+	}
+}
+
+func BenchmarkStore(b *testing.B) {
+	blobtest.Benchmark(b, func(b *testing.B) blob.Store { return open(b, b.TempDir()) })
+}
