@@ -1,0 +1,207 @@
+package kv
+
+import (
+	"context"
+
+	"github.com/forkspace/forkspace/cas"
+)
+
+// ref names a subtree by its largest key and hash; all refs in a sequence
+// are at the same level.
+type ref struct {
+	last []byte
+	h    cas.Hash
+}
+
+// Diff calls fn for every key whose value differs between the trees rooted
+// at a and b, in ascending key order, skipping shared subtrees: work is
+// proportional to the number of changes times the tree height.
+func (s *Store) Diff(ctx context.Context, a, b cas.Hash, fn func(Change) error) error {
+	if a == b {
+		return nil
+	}
+	ra, la, err := s.rootSeq(ctx, a)
+	if err != nil {
+		return err
+	}
+	rb, lb, err := s.rootSeq(ctx, b)
+	if err != nil {
+		return err
+	}
+	err = s.diffSeq(ctx, ra, la, rb, lb, fn)
+	if err == Stop {
+		return nil
+	}
+	return err
+}
+
+// rootSeq returns the one-element sequence of a root and its level (an
+// empty sequence for the empty tree).
+func (s *Store) rootSeq(ctx context.Context, h cas.Hash) ([]ref, int, error) {
+	if h.IsZero() {
+		return nil, 0, nil
+	}
+	n, err := s.load(ctx, h)
+	if err != nil {
+		return nil, 0, err
+	}
+	return []ref{{last: n.lastKey(), h: h}}, n.level, nil
+}
+
+// diffSeq compares two ordered sequences of subtrees covering the same key
+// range. Subtrees with equal hashes are skipped; since boundaries depend on
+// keys alone, unchanged regions of two trees consist of identical nodes with
+// identical largest keys, so the sequences re-align after every change.
+func (s *Store) diffSeq(ctx context.Context, a []ref, la int, b []ref, lb int, fn func(Change) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var err error
+	for la > lb && len(a) > 0 {
+		if a, err = s.expand(ctx, a); err != nil {
+			return err
+		}
+		la--
+	}
+	for lb > la && len(b) > 0 {
+		if b, err = s.expand(ctx, b); err != nil {
+			return err
+		}
+		lb--
+	}
+	level := max(la, lb)
+	if len(a) == 0 || len(b) == 0 {
+		level = 0 // one side is empty: walk the other to its leaves
+	}
+	if level == 0 {
+		return s.diffLeaves(ctx, a, b, fn)
+	}
+	var runA, runB []ref
+	flush := func() error {
+		if len(runA) == 0 && len(runB) == 0 {
+			return nil
+		}
+		ea, err := s.expand(ctx, runA)
+		if err != nil {
+			return err
+		}
+		eb, err := s.expand(ctx, runB)
+		if err != nil {
+			return err
+		}
+		runA, runB = nil, nil
+		return s.diffSeq(ctx, ea, level-1, eb, level-1, fn)
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i].h == b[j].h:
+			if err := flush(); err != nil {
+				return err
+			}
+			i++
+			j++
+		case j == len(b) || (i < len(a) && compare(a[i].last, b[j].last) < 0):
+			runA = append(runA, a[i])
+			i++
+		case i == len(a) || compare(b[j].last, a[i].last) < 0:
+			runB = append(runB, b[j])
+			j++
+		default: // same largest key, different content
+			runA = append(runA, a[i])
+			runB = append(runB, b[j])
+			i++
+			j++
+		}
+	}
+	return flush()
+}
+
+// expand replaces each internal subtree by its children.
+func (s *Store) expand(ctx context.Context, seq []ref) ([]ref, error) {
+	var out []ref
+	for _, r := range seq {
+		n, err := s.load(ctx, r.h)
+		if err != nil {
+			return nil, err
+		}
+		if n.leaf() {
+			return seq, nil // already at the leaves
+		}
+		for i, k := range n.kids {
+			out = append(out, ref{last: n.keys[i], h: k})
+		}
+	}
+	return out, nil
+}
+
+// diffLeaves walks two sequences of subtrees down to their entries and
+// merges them.
+func (s *Store) diffLeaves(ctx context.Context, a, b []ref, fn func(Change) error) error {
+	ea, err := s.entries(ctx, a)
+	if err != nil {
+		return err
+	}
+	eb, err := s.entries(ctx, b)
+	if err != nil {
+		return err
+	}
+	i, j := 0, 0
+	for i < len(ea) || j < len(eb) {
+		var c int
+		switch {
+		case i == len(ea):
+			c = 1
+		case j == len(eb):
+			c = -1
+		default:
+			c = compare(ea[i].Key, eb[j].Key)
+		}
+		var ch Change
+		switch {
+		case c < 0:
+			ch = Change{Key: ea[i].Key, Old: present(ea[i].Value)}
+			i++
+		case c > 0:
+			ch = Change{Key: eb[j].Key, New: present(eb[j].Value)}
+			j++
+		default:
+			ch = Change{Key: ea[i].Key, Old: present(ea[i].Value), New: present(eb[j].Value)}
+			i++
+			j++
+			if string(ch.Old) == string(ch.New) {
+				continue
+			}
+		}
+		if err := fn(ch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type entry struct{ Key, Value []byte }
+
+// entries returns every entry beneath the subtrees of seq, in order.
+func (s *Store) entries(ctx context.Context, seq []ref) ([]entry, error) {
+	var out []entry
+	for _, r := range seq {
+		err := s.scan(ctx, r.h, nil, nil, func(k, v []byte) error {
+			out = append(out, entry{k, v})
+			return nil
+		})
+		if err != nil && err != Stop {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// present returns v, or an empty non-nil slice for an empty value, so that
+// nil in a Change always means absent.
+func present(v []byte) []byte {
+	if v == nil {
+		return []byte{}
+	}
+	return v
+}
