@@ -1,0 +1,185 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+// Mkdir creates directory name with permission bits perm. An existing
+// entry (even a dangling symbolic link) is fs.ErrExist; a missing parent is
+// fs.ErrNotExist.
+func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
+	const op = "mkdir"
+	if err := validPath(op, name); err != nil {
+		return err
+	}
+	return f.update(ctx, op, name, func(t *txn) error {
+		n, err := t.resolve(ctx, name, false)
+		if err != nil {
+			return err
+		}
+		if n.exists() {
+			return fs.ErrExist
+		}
+		_, _, err = t.create(ctx, n.parent, n.name, typeDir, unixPerm(perm))
+		return err
+	})
+}
+
+// MkdirAll creates directory name and any missing parents, all in one
+// atomic mutation. An existing directory (or a link to one) is fine; an
+// existing non-directory is errdefs.ErrNotDir.
+func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error {
+	const op = "mkdir"
+	if err := validPath(op, name); err != nil {
+		return err
+	}
+	return f.update(ctx, op, name, func(t *txn) error {
+		comps := splitPath(name)
+		for i := range comps {
+			p := strings.Join(comps[:i+1], "/")
+			n, err := t.resolve(ctx, p, true)
+			if err != nil {
+				return err
+			}
+			if n.exists() {
+				if n.typ != typeDir {
+					return errdefs.ErrNotDir
+				}
+				continue
+			}
+			if _, _, err := t.create(ctx, n.parent, n.name, typeDir, unixPerm(perm)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ReadDir returns the entries of directory name (following symbolic links)
+// sorted by name. A non-directory is errdefs.ErrNotDir.
+func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	const op = "readdir"
+	if err := validPath(op, name); err != nil {
+		return nil, err
+	}
+	var out []fs.DirEntry
+	err := f.read(op, name, func(t *txn) error {
+		n, err := t.lookupDir(ctx, name)
+		if err != nil {
+			return err
+		}
+		out, err = t.readDir(ctx, n.ino)
+		return err
+	})
+	return out, err
+}
+
+// readDir lists directory ino in name order.
+func (t *txn) readDir(ctx context.Context, ino uint64) ([]fs.DirEntry, error) {
+	var out []fs.DirEntry
+	start, end := inoRange(ino, kindDirent)
+	err := t.view.Scan(ctx, start, end, func(k, v []byte) error {
+		d, err := decodeDirent(v)
+		if err != nil {
+			return err
+		}
+		fi := &fileInfo{name: string(k[10:]), ino: d.ino}
+		if fi.a, err = t.attr(ctx, d.ino); err != nil {
+			return fmt.Errorf("read entry %q: %w", fi.name, err)
+		}
+		out = append(out, fi)
+		return nil
+	})
+	return out, err
+}
+
+// Remove removes file, symbolic link (not its target) or empty directory
+// name. A non-empty directory is errdefs.ErrNotEmpty; the root is
+// fs.ErrInvalid. An inode with other hard links or open handles lives on.
+func (f *FS) Remove(ctx context.Context, name string) error {
+	const op = "remove"
+	if err := validPath(op, name); err != nil {
+		return err
+	}
+	return f.update(ctx, op, name, func(t *txn) error {
+		n, err := t.lookup(ctx, name, false)
+		if err != nil {
+			return err
+		}
+		if n.ino == rootIno {
+			return fmt.Errorf("%w: cannot remove the workspace root", fs.ErrInvalid)
+		}
+		if n.typ == typeDir {
+			empty, err := t.dirEmpty(ctx, n.ino)
+			if err != nil {
+				return err
+			}
+			if !empty {
+				return errdefs.ErrNotEmpty
+			}
+		}
+		return t.unlink(ctx, n.parent, n.name, dirent{ino: n.ino, typ: n.typ})
+	})
+}
+
+// RemoveAll removes name and everything beneath it in one atomic mutation.
+// A missing name is not an error; the root is fs.ErrInvalid.
+func (f *FS) RemoveAll(ctx context.Context, name string) error {
+	const op = "removeall"
+	if err := validPath(op, name); err != nil {
+		return err
+	}
+	return f.update(ctx, op, name, func(t *txn) error {
+		n, err := t.resolve(ctx, name, false)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && !n.exists() {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n.ino == rootIno {
+			return fmt.Errorf("%w: cannot remove the workspace root", fs.ErrInvalid)
+		}
+		if n.typ == typeDir {
+			if err := t.emptyDir(ctx, n.ino); err != nil {
+				return err
+			}
+		}
+		return t.unlink(ctx, n.parent, n.name, dirent{ino: n.ino, typ: n.typ})
+	})
+}
+
+// emptyDir unlinks everything beneath directory ino.
+func (t *txn) emptyDir(ctx context.Context, ino uint64) error {
+	type child struct {
+		name string
+		d    dirent
+	}
+	var children []child
+	start, end := inoRange(ino, kindDirent)
+	err := t.view.Scan(ctx, start, end, func(k, v []byte) error {
+		d, err := decodeDirent(v)
+		children = append(children, child{string(k[10:]), d})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if c.d.typ == typeDir {
+			if err := t.emptyDir(ctx, c.d.ino); err != nil {
+				return err
+			}
+		}
+		if err := t.unlink(ctx, ino, c.name, c.d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

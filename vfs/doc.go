@@ -1,0 +1,78 @@
+// Package vfs is the filesystem of one workspace state over the versioned
+// key space: inodes, directory entries, symbolic and hard links, extended
+// attributes, file handles, quotas, folding and diff.
+//
+// # States
+//
+// An FS is either the live head of a workspace (Open: read-write) or a
+// read-only view of a tree root (Snapshot: a checkpoint, a fork's parent),
+// where every mutation fails with errdefs.ErrReadOnly in a *fs.PathError.
+// A live state is the workspace's committed tree root plus its staging
+// rows, mirrored in memory by a kv.Overlay; reads use kv.View{root,
+// overlay} and never touch SQL beyond tree nodes the kv cache lacks.
+//
+// # Mutations
+//
+// Every mutation validates its input, computes its key mutations under the
+// FS write lock, then commits them in one meta.Update (inline file bodies
+// and staging rows with increasing Seq) and applies them to the overlay. If
+// anything fails nothing is visible: bad input changes nothing. When Update
+// returns the mutation is durable (the staging rows are the workspace's
+// write-ahead delta; Open reloads them). Fold (automatic past
+// Options.FoldRows staged keys, and before fork/checkpoint through Root)
+// folds the staging into a new tree root.
+//
+// # Key space
+//
+// Keys are documented in keys.go: per inode (big-endian number, so a
+// directory's entries are contiguous and name-ordered) attributes, content
+// manifest, entries, symlink target and xattrs; and one usage record, so
+// forks and checkpoints carry their usage. Inode numbers come from the
+// store-wide "ino" counter in batches and are never reused; inode 1 is the
+// root of every workspace. Attributes keep the inode's primary link (parent
+// and name) so an inode maps back to a path (diff) and a directory cannot
+// be moved into its own subtree.
+//
+// # Paths and links
+//
+// Paths are io/fs style ("." is the root, "a/b"), checked by one validator
+// (fs.ValidPath rules, no NUL, names up to MaxNameLen, paths up to
+// MaxPathLen). CleanPath converts edge input ("/a/b", "a/./b/../c").
+// Intermediate symbolic links are always followed; a final one by Stat,
+// Open, ReadFile, WriteFile, Chmod, Chown, Chtimes, Truncate and xattr
+// calls, not by Lstat, Readlink, Remove, Rename, Symlink or Link. Targets
+// resolve inside the workspace (chroot semantics): relative to the link's
+// directory, absolute ones from the root, ".." never above the root. More
+// than 40 links is errdefs.ErrLoop.
+//
+// # POSIX details
+//
+// Directory link counts are 2 + subdirectories; creating, removing or
+// renaming an entry sets its directory's mtime and ctime; attribute changes
+// set ctime; reads never update atime (noatime). Owners default to 0:0.
+//
+// # Handles
+//
+// A *File buffers writes in a content.Draft; Sync and Close commit them
+// (chunks to the blob store, then one meta.Update with manifest, size,
+// times and usage): fsync means durable. Concurrent handles on one file do
+// not see each other's unsynced writes and the last committer wins. A file
+// removed while open keeps reading through its handle.
+//
+// # Quotas
+//
+// Usage is the logical bytes of regular files, counted once per inode, and
+// the number of inodes other than the root. A mutation that would pass
+// Options.Quota fails with errdefs.ErrQuota and changes nothing; a handle's
+// Write that would push the projected usage over fails at Write time, and
+// the commit checks again.
+//
+// # io/fs and diff
+//
+// FS methods take a context first; IOFS adapts an FS to fs.FS, ReadDirFS,
+// ReadFileFS, StatFS, SubFS and ReadLinkFS. Diff compares any two states
+// with kv.Store.Diff, so its work is proportional to the change.
+//
+// Concurrency: FS and File are safe for concurrent use. Only one live FS
+// may be open for a workspace at a time.
+package vfs

@@ -1,0 +1,482 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sync"
+
+	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// Open flags accepted by OpenFile (the os package's values).
+const (
+	O_RDONLY = os.O_RDONLY
+	O_WRONLY = os.O_WRONLY
+	O_RDWR   = os.O_RDWR
+	O_APPEND = os.O_APPEND
+	O_CREATE = os.O_CREATE
+	O_EXCL   = os.O_EXCL
+	O_TRUNC  = os.O_TRUNC
+)
+
+const accessMask = O_RDONLY | O_WRONLY | O_RDWR
+
+// File is an open file or directory of an FS.
+//
+// Reads see the file's latest committed contents, or the handle's own
+// buffered writes once it has written. Writes are buffered in a
+// content.Draft and committed by Sync and Close: when either returns nil the
+// data is durable. Concurrent handles on one file do not see each other's
+// unsynced writes, and each commit replaces the whole contents, so the last
+// committer wins. A handle whose file was removed keeps reading the
+// contents it last saw; its later commits are dropped.
+//
+// A File is safe for concurrent use; its operations are serialised.
+type File struct {
+	fs   *FS
+	ctx  context.Context // the opener's values, without its cancellation
+	name string
+	ino  uint64
+	flag int
+
+	mu      sync.Mutex
+	closed  bool
+	off     int64
+	a       attr             // last attributes seen
+	m       content.Manifest // last committed contents seen
+	draft   *content.Draft   // buffered writes (nil until the first)
+	pending *commitState     // committed bytes not yet recorded
+	dir     []fs.DirEntry    // entries left to ReadDir (directories)
+	dirRead bool
+}
+
+// commitState is a manifest whose bytes are stored but which is not yet
+// recorded as the file's contents.
+type commitState struct {
+	m      content.Manifest
+	inline []meta.Object
+}
+
+var (
+	_ fs.File        = (*File)(nil)
+	_ fs.ReadDirFile = (*File)(nil)
+	_ io.ReaderAt    = (*File)(nil)
+	_ io.WriterAt    = (*File)(nil)
+	_ io.Seeker      = (*File)(nil)
+	_ io.Writer      = (*File)(nil)
+)
+
+// Open opens name for reading (following symbolic links).
+func (f *FS) Open(ctx context.Context, name string) (*File, error) {
+	return f.OpenFile(ctx, name, O_RDONLY, 0)
+}
+
+// Create creates or truncates name and opens it for reading and writing.
+func (f *FS) Create(ctx context.Context, name string) (*File, error) {
+	return f.OpenFile(ctx, name, O_RDWR|O_CREATE|O_TRUNC, 0o666)
+}
+
+// OpenFile opens name (following symbolic links) with os-style flags:
+// O_RDONLY, O_WRONLY or O_RDWR, plus O_CREATE (create with perm when
+// missing), O_EXCL (with O_CREATE: fail with fs.ErrExist if name exists,
+// even as a dangling link), O_TRUNC (empty the file now, durably) and
+// O_APPEND (every Write goes to the end). Directories open read-only
+// (errdefs.ErrIsDir otherwise). On a snapshot any write flag is
+// errdefs.ErrReadOnly.
+func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMode) (*File, error) {
+	const op = "open"
+	if err := validPath(op, name); err != nil {
+		return nil, err
+	}
+	h := &File{fs: f, ctx: context.WithoutCancel(ctx), name: name, flag: flag}
+	if flag&(accessMask|O_CREATE|O_TRUNC|O_APPEND) == O_RDONLY {
+		err := f.read(op, name, func(t *txn) error {
+			n, err := t.lookup(ctx, name, true)
+			if err != nil {
+				return err
+			}
+			return h.load(ctx, t, n.ino)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+	err := f.update(ctx, op, name, func(t *txn) error {
+		var (
+			ino uint64
+			a   attr
+			err error
+		)
+		if flag&O_CREATE != 0 {
+			ino, a, err = t.openCreate(ctx, name, unixPerm(perm), flag&O_EXCL != 0)
+		} else {
+			var n node
+			if n, err = t.lookupFile(ctx, name); err == nil {
+				ino = n.ino
+				a, err = t.attr(ctx, ino)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if flag&O_TRUNC != 0 && a.size > 0 {
+			if err := t.setContent(ctx, ino, &a, content.Manifest{}, nil); err != nil {
+				return err
+			}
+		}
+		return h.load(ctx, t, ino)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// load records inode ino's attributes and contents in h.
+func (h *File) load(ctx context.Context, t *txn, ino uint64) error {
+	a, err := t.attr(ctx, ino)
+	if err != nil {
+		return err
+	}
+	m, err := t.manifest(ctx, ino)
+	if err != nil {
+		return err
+	}
+	h.ino, h.a, h.m = ino, a, m
+	return nil
+}
+
+// refresh reloads the inode's committed state; a removed inode keeps what
+// the handle saw last.
+func (h *File) refresh() error {
+	err := h.fs.read("read", h.name, func(t *txn) error { return h.load(h.ctx, t, h.ino) })
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func (h *File) pathErr(op string, err error) error {
+	return errdefs.PathError(op, h.name, err)
+}
+
+// begin locks h and checks it is open.
+func (h *File) begin(op string) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return &fs.PathError{Op: op, Path: h.name, Err: fs.ErrClosed}
+	}
+	return nil
+}
+
+// Read reads from the current offset.
+func (h *File) Read(p []byte) (int, error) {
+	if err := h.begin("read"); err != nil {
+		return 0, err
+	}
+	defer h.mu.Unlock()
+	n, err := h.readAt(p, h.off)
+	h.off += int64(n)
+	return n, err
+}
+
+// ReadAt reads len(p) bytes at off with io.ReaderAt semantics.
+func (h *File) ReadAt(p []byte, off int64) (int, error) {
+	if err := h.begin("read"); err != nil {
+		return 0, err
+	}
+	defer h.mu.Unlock()
+	return h.readAt(p, off)
+}
+
+func (h *File) readAt(p []byte, off int64) (int, error) {
+	switch {
+	case h.flag&accessMask == O_WRONLY:
+		return 0, h.pathErr("read", fmt.Errorf("%w: opened write-only", fs.ErrPermission))
+	case h.a.typ == typeDir:
+		return 0, h.pathErr("read", errdefs.ErrIsDir)
+	case off < 0:
+		return 0, h.pathErr("read", fmt.Errorf("%w: negative offset", fs.ErrInvalid))
+	}
+	if h.draft != nil {
+		n, err := h.draft.ReadAt(h.ctx, p, off)
+		return n, h.readErr(err)
+	}
+	if err := h.refresh(); err != nil {
+		return 0, err
+	}
+	if off >= h.m.Size {
+		return 0, io.EOF
+	}
+	n, err := h.fs.d.Content.ReadAt(h.ctx, h.m, p, off)
+	return n, h.readErr(err)
+}
+
+func (h *File) readErr(err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	return h.pathErr("read", err)
+}
+
+// Seek sets the offset for the next Read or Write (io.Seeker).
+func (h *File) Seek(offset int64, whence int) (int64, error) {
+	if err := h.begin("seek"); err != nil {
+		return 0, err
+	}
+	defer h.mu.Unlock()
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += h.off
+	case io.SeekEnd:
+		size, err := h.size()
+		if err != nil {
+			return 0, err
+		}
+		offset += size
+	default:
+		return 0, h.pathErr("seek", fmt.Errorf("%w: bad whence %d", fs.ErrInvalid, whence))
+	}
+	if offset < 0 {
+		return 0, h.pathErr("seek", fmt.Errorf("%w: negative offset", fs.ErrInvalid))
+	}
+	h.off = offset
+	return offset, nil
+}
+
+// size returns the handle's current file size.
+func (h *File) size() (int64, error) {
+	if h.draft != nil {
+		return h.draft.Size(), nil
+	}
+	if err := h.refresh(); err != nil {
+		return 0, err
+	}
+	return h.m.Size, nil
+}
+
+// Write writes at the current offset, or at the end with O_APPEND.
+func (h *File) Write(p []byte) (int, error) {
+	if err := h.begin("write"); err != nil {
+		return 0, err
+	}
+	defer h.mu.Unlock()
+	if h.flag&O_APPEND != 0 {
+		if err := h.startDraft(); err != nil {
+			return 0, err
+		}
+		h.off = h.draft.Size()
+	}
+	n, err := h.writeAt(p, h.off)
+	h.off += int64(n)
+	return n, err
+}
+
+// WriteAt writes p at off (not allowed with O_APPEND).
+func (h *File) WriteAt(p []byte, off int64) (int, error) {
+	if err := h.begin("write"); err != nil {
+		return 0, err
+	}
+	defer h.mu.Unlock()
+	if h.flag&O_APPEND != 0 {
+		return 0, h.pathErr("write", fmt.Errorf("%w: WriteAt on a file opened with O_APPEND", fs.ErrInvalid))
+	}
+	return h.writeAt(p, off)
+}
+
+func (h *File) writeAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, h.pathErr("write", fmt.Errorf("%w: negative offset", fs.ErrInvalid))
+	}
+	if err := h.startDraft(); err != nil {
+		return 0, err
+	}
+	if err := h.checkGrowth(max(h.draft.Size(), off+int64(len(p)))); err != nil {
+		return 0, err
+	}
+	n, err := h.draft.WriteAt(p, off)
+	if err != nil {
+		return n, h.pathErr("write", err)
+	}
+	return n, nil
+}
+
+// startDraft checks the handle may write and starts buffering over the
+// latest committed contents.
+func (h *File) startDraft() error {
+	if h.flag&accessMask == O_RDONLY {
+		return h.pathErr("write", fmt.Errorf("%w: opened read-only", fs.ErrPermission))
+	}
+	if h.draft != nil {
+		return nil
+	}
+	if err := h.refresh(); err != nil {
+		return err
+	}
+	h.draft = h.fs.d.Content.NewDraft(h.m)
+	return nil
+}
+
+// checkGrowth fails with errdefs.ErrQuota when the file growing to size
+// would pass the byte quota.
+func (h *File) checkGrowth(size int64) error {
+	q := h.fs.quota.MaxBytes
+	if q <= 0 || size <= h.m.Size {
+		return nil
+	}
+	u, err := h.fs.Usage(h.ctx)
+	if err != nil {
+		return err
+	}
+	if u.Bytes+size-h.m.Size > q {
+		return h.pathErr("write", fmt.Errorf("%w: file of %d bytes passes limit %d", errdefs.ErrQuota, size, q))
+	}
+	return nil
+}
+
+// Truncate changes the file's size in the handle's buffer (committed by
+// Sync or Close).
+func (h *File) Truncate(size int64) error {
+	if err := h.begin("truncate"); err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	if size < 0 {
+		return h.pathErr("truncate", fmt.Errorf("%w: negative size", fs.ErrInvalid))
+	}
+	if err := h.startDraft(); err != nil {
+		return err
+	}
+	if err := h.checkGrowth(size); err != nil {
+		return err
+	}
+	if err := h.draft.Truncate(size); err != nil {
+		return h.pathErr("truncate", err)
+	}
+	return nil
+}
+
+// Sync commits the handle's buffered writes: new chunks go to the blob
+// store, then one metadata transaction records the manifest, size, times
+// and usage. When Sync returns nil the data survives a crash. A failed Sync
+// (quota, I/O) keeps the data buffered for a retry.
+func (h *File) Sync() error {
+	if err := h.begin("sync"); err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	return h.sync()
+}
+
+func (h *File) sync() error {
+	if h.draft != nil && h.draft.Dirty() {
+		m, inline, err := h.draft.Commit(h.ctx)
+		if err != nil {
+			return h.pathErr("sync", err)
+		}
+		h.pending = &commitState{m: m, inline: inline}
+	}
+	if h.pending == nil {
+		return nil
+	}
+	p := h.pending
+	err := h.fs.update(h.ctx, "sync", h.name, func(t *txn) error {
+		a, err := t.attr(h.ctx, h.ino)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while open: nothing to record
+		}
+		if err != nil {
+			return err
+		}
+		if err := t.setContent(h.ctx, h.ino, &a, p.m, p.inline); err != nil {
+			return err
+		}
+		h.a = a
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	h.m, h.pending = p.m, nil
+	return nil
+}
+
+// Close commits buffered writes like Sync and releases the handle. The
+// handle is closed even when the commit fails; the error is returned. A
+// second Close is fs.ErrClosed.
+func (h *File) Close() error {
+	if err := h.begin("close"); err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	h.closed = true
+	err := h.sync()
+	if h.draft != nil {
+		h.draft.Discard()
+		h.draft = nil
+	}
+	return err
+}
+
+// Stat returns the file's attributes, including the size of unsynced
+// writes.
+func (h *File) Stat() (fs.FileInfo, error) {
+	if err := h.begin("stat"); err != nil {
+		return nil, err
+	}
+	defer h.mu.Unlock()
+	if err := h.refresh(); err != nil {
+		return nil, err
+	}
+	fi := &fileInfo{name: path.Base(h.name), ino: h.ino, a: h.a}
+	if h.draft != nil {
+		fi.a.size = h.draft.Size()
+	}
+	return fi, nil
+}
+
+// ReadDir reads directory entries in name order, like fs.ReadDirFile: with
+// n > 0 at most n entries and io.EOF at the end; with n <= 0 all remaining
+// entries. A non-directory is errdefs.ErrNotDir.
+func (h *File) ReadDir(n int) ([]fs.DirEntry, error) {
+	if err := h.begin("readdir"); err != nil {
+		return nil, err
+	}
+	defer h.mu.Unlock()
+	if h.a.typ != typeDir {
+		return nil, h.pathErr("readdir", errdefs.ErrNotDir)
+	}
+	if !h.dirRead {
+		err := h.fs.read("readdir", h.name, func(t *txn) error {
+			var err error
+			h.dir, err = t.readDir(h.ctx, h.ino)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		h.dirRead = true
+	}
+	if n <= 0 {
+		out := h.dir
+		h.dir = nil
+		return out, nil
+	}
+	if len(h.dir) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(h.dir))
+	out := h.dir[:n:n]
+	h.dir = h.dir[n:]
+	return out, nil
+}

@@ -1,0 +1,184 @@
+package vfs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// ReadFile returns the contents of file name, following symbolic links. A
+// directory is errdefs.ErrIsDir.
+func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	const op = "read"
+	if err := validPath(op, name); err != nil {
+		return nil, err
+	}
+	var m content.Manifest
+	err := f.read(op, name, func(t *txn) error {
+		n, err := t.lookupFile(ctx, name)
+		if err != nil {
+			return err
+		}
+		m, err = t.manifest(ctx, n.ino)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := f.readAll(ctx, m)
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return data, nil
+}
+
+// readAll returns all bytes described by m.
+func (f *FS) readAll(ctx context.Context, m content.Manifest) ([]byte, error) {
+	data := make([]byte, m.Size)
+	if m.Size == 0 {
+		return data, nil
+	}
+	n, err := f.d.Content.ReadAt(ctx, m, data, 0)
+	if err == io.EOF && int64(n) == m.Size {
+		err = nil
+	}
+	return data[:n], err
+}
+
+// lookupFile resolves name (following links) and fails unless it is a
+// regular file: fs.ErrNotExist or errdefs.ErrIsDir.
+func (t *txn) lookupFile(ctx context.Context, name string) (node, error) {
+	n, err := t.lookup(ctx, name, true)
+	if err == nil && n.typ == typeDir {
+		err = errdefs.ErrIsDir
+	}
+	return n, err
+}
+
+// WriteFile replaces the contents of file name with data, creating it with
+// permission bits perm if needed (a final symbolic link is followed, and a
+// dangling one creates its target). The bytes are stored before the
+// mutation commits; when WriteFile returns nil the new contents are
+// durable. A directory is errdefs.ErrIsDir; passing the quota is
+// errdefs.ErrQuota and changes nothing.
+func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error {
+	const op = "write"
+	if err := validPath(op, name); err != nil {
+		return err
+	}
+	if err := f.writable(op, name); err != nil {
+		return err
+	}
+	if q := f.quota.MaxBytes; q > 0 && int64(len(data)) > q {
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %d bytes over limit %d", errdefs.ErrQuota, len(data), q)}
+	}
+	var (
+		m      content.Manifest
+		inline []meta.Object
+	)
+	if len(data) > 0 {
+		var err error
+		if m, inline, err = f.d.Content.Write(ctx, data); err != nil {
+			return &fs.PathError{Op: op, Path: name, Err: err}
+		}
+	}
+	return f.update(ctx, op, name, func(t *txn) error {
+		ino, a, err := t.openCreate(ctx, name, unixPerm(perm), false)
+		if err != nil {
+			return err
+		}
+		return t.setContent(ctx, ino, &a, m, inline)
+	})
+}
+
+// writable fails with errdefs.ErrReadOnly on a snapshot, before any work.
+func (f *FS) writable(op, name string) error {
+	if f.readOnly {
+		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	}
+	return nil
+}
+
+// openCreate resolves name (following links) to a regular file, creating
+// it with perm when missing; excl makes an existing entry fs.ErrExist.
+func (t *txn) openCreate(ctx context.Context, name string, perm uint32, excl bool) (uint64, attr, error) {
+	n, err := t.resolve(ctx, name, !excl)
+	if err != nil {
+		return 0, attr{}, err
+	}
+	if !n.exists() {
+		return t.create(ctx, n.parent, n.name, typeFile, perm)
+	}
+	if excl {
+		return 0, attr{}, fs.ErrExist
+	}
+	if n.typ == typeDir {
+		return 0, attr{}, errdefs.ErrIsDir
+	}
+	a, err := t.attr(ctx, n.ino)
+	return n.ino, a, err
+}
+
+// Truncate changes the size of file name (following symbolic links);
+// growth reads as zeros and stores nothing (a hole). A negative size is
+// fs.ErrInvalid; a directory is errdefs.ErrIsDir.
+func (f *FS) Truncate(ctx context.Context, name string, size int64) error {
+	const op = "truncate"
+	if err := validPath(op, name); err != nil {
+		return err
+	}
+	if err := f.writable(op, name); err != nil {
+		return err
+	}
+	if size < 0 {
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: negative size", fs.ErrInvalid)}
+	}
+	var base content.Manifest
+	err := f.read(op, name, func(t *txn) error {
+		n, err := t.lookupFile(ctx, name)
+		if err != nil {
+			return err
+		}
+		base, err = t.manifest(ctx, n.ino)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	m, inline, err := f.resize(ctx, base, size)
+	if err != nil {
+		return &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return f.update(ctx, op, name, func(t *txn) error {
+		n, err := t.lookupFile(ctx, name)
+		if err != nil {
+			return err
+		}
+		a, err := t.attr(ctx, n.ino)
+		if err != nil {
+			return err
+		}
+		return t.setContent(ctx, n.ino, &a, m, inline)
+	})
+}
+
+// resize returns the manifest of base cut or extended to size.
+func (f *FS) resize(ctx context.Context, base content.Manifest, size int64) (content.Manifest, []meta.Object, error) {
+	if size == 0 {
+		return content.Manifest{}, nil, nil
+	}
+	if size == base.Size {
+		return base, nil, nil
+	}
+	d := f.d.Content.NewDraft(base)
+	defer d.Discard()
+	if err := d.Truncate(size); err != nil {
+		return content.Manifest{}, nil, err
+	}
+	return d.Commit(ctx)
+}

@@ -1,0 +1,81 @@
+package vfs
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// Fold folds the staged mutations into a new tree root: kv.Apply over the
+// overlay's mutations, then one metadata transaction stores the new nodes,
+// points the workspace head at the new root and deletes the folded staging
+// rows. Mutations staged meanwhile stay staged. The visible state does not
+// change. Folding a snapshot, or an FS with nothing staged, does nothing.
+// Safe to call concurrently with anything; folds are serialised.
+func (f *FS) Fold(ctx context.Context) error {
+	if f.readOnly {
+		return nil
+	}
+	f.foldMu.Lock()
+	defer f.foldMu.Unlock()
+	return f.foldLocked(ctx)
+}
+
+// foldLocked folds; the caller holds foldMu.
+func (f *FS) foldLocked(ctx context.Context) error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return &fs.PathError{Op: "fold", Path: ".", Err: fs.ErrClosed}
+	}
+	muts, maxSeq := f.ov.Mutations()
+	root := f.root
+	f.mu.Unlock()
+	if len(muts) == 0 {
+		return nil
+	}
+	newRoot, nodes, err := f.d.KV.Apply(ctx, root, muts)
+	if err != nil {
+		return fmt.Errorf("fold workspace %s: %w", f.ws, err)
+	}
+	objs := make([]meta.Object, len(nodes))
+	for i, n := range nodes {
+		objs[i] = meta.Object{Hash: n.Hash, Data: n.Data}
+	}
+	err = f.d.Meta.Update(ctx, func(tx meta.Tx) error {
+		if len(objs) > 0 {
+			if err := tx.PutNodes(objs); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetRoot(f.ws, newRoot); err != nil {
+			return err
+		}
+		return tx.DeleteStaged(f.ws, maxSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("fold workspace %s: %w", f.ws, err)
+	}
+	// Readers saw root + overlay until now; they see newRoot + what was
+	// staged after maxSeq from here on: the same state.
+	f.mu.Lock()
+	f.root = newRoot
+	f.ov.Drop(maxSeq)
+	f.mu.Unlock()
+	return nil
+}
+
+// Root folds staging and returns the committed tree root that holds the
+// whole current state (what a fork or checkpoint records). For a snapshot
+// it is the snapshot's root.
+func (f *FS) Root(ctx context.Context) (cas.Hash, error) {
+	if err := f.Fold(ctx); err != nil {
+		return cas.Hash{}, err
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.root, nil
+}

@@ -1,0 +1,290 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/kv"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// Deps are the store components an FS reads and writes.
+type Deps struct {
+	Meta    meta.Store
+	KV      *kv.Store
+	Content *content.Store
+	// Logger receives background failures (an automatic fold that failed
+	// after its mutation succeeded). nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Options configure a live FS. The zero value means defaults.
+type Options struct {
+	// FoldRows folds staging into a new tree root once the overlay holds
+	// more than this many keys (default 4096; negative never folds
+	// automatically).
+	FoldRows int
+	// Quota limits the workspace. The zero value means the workspace row's
+	// quota.
+	Quota meta.Quota
+}
+
+const (
+	defaultFoldRows = 4096
+	// inoBatch is how many inode numbers an FS reserves from the store
+	// counter at a time. Unused numbers are skipped, never reused.
+	inoBatch = 256
+)
+
+// FS is the filesystem of one workspace state: the live, writable head of a
+// workspace (Open) or a read-only tree root (Snapshot).
+//
+// Concurrency: all methods are safe for concurrent use. Mutations are
+// serialised by a write lock; reads share a read lock and never touch SQL
+// beyond tree nodes the kv cache lacks. Only one live FS may be open per
+// workspace at a time (it owns the workspace's staging rows).
+type FS struct {
+	d        Deps
+	log      *slog.Logger
+	ws       string // workspace ID; "" for a snapshot
+	readOnly bool
+	foldRows int
+	quota    meta.Quota
+
+	foldMu sync.Mutex // serialises folds
+
+	mu      sync.RWMutex // guards the fields below
+	root    cas.Hash
+	ov      *kv.Overlay // nil for a snapshot
+	seq     int64       // highest staging seq used
+	inoNext uint64      // next reserved inode number
+	inoEnd  uint64      // end of the reserved range
+	closed  bool
+}
+
+// Open returns the live filesystem of workspace ws. It reads the
+// workspace's committed root and staging rows in one snapshot; the staging
+// rows (the durable write-ahead delta of every acknowledged mutation) become
+// the in-memory overlay. Only ws.ID and, when opts.Quota is zero, ws.Quota
+// are used from ws. A missing workspace is fs.ErrNotExist.
+func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, error) {
+	var (
+		root cas.Hash
+		rows []meta.Staged
+	)
+	err := d.Meta.View(ctx, func(tx meta.Tx) error {
+		w, err := tx.Workspace(ws.ID)
+		if err != nil {
+			return err
+		}
+		root = w.Root
+		rows, err = tx.Staged(ws.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", ws.ID, err)
+	}
+	ov := kv.NewOverlay()
+	var seq int64
+	for _, r := range rows {
+		if r.Deleted {
+			ov.Delete(r.Key, r.Seq)
+		} else {
+			ov.Set(r.Key, r.Value, r.Seq)
+		}
+		seq = max(seq, r.Seq)
+	}
+	f := newFS(d, root)
+	f.ws, f.ov, f.seq = ws.ID, ov, seq
+	f.log = f.log.With("workspace", ws.ID)
+	f.foldRows = opts.FoldRows
+	if f.foldRows == 0 {
+		f.foldRows = defaultFoldRows
+	}
+	f.quota = opts.Quota
+	if f.quota == (meta.Quota{}) {
+		f.quota = ws.Quota
+	}
+	return f, nil
+}
+
+// Snapshot returns a read-only filesystem over the tree rooted at root (a
+// checkpoint, a fork's parent). Every mutation fails with a *fs.PathError
+// wrapping errdefs.ErrReadOnly.
+func Snapshot(d Deps, root cas.Hash) *FS {
+	f := newFS(d, root)
+	f.readOnly = true
+	return f
+}
+
+func newFS(d Deps, root cas.Hash) *FS {
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &FS{d: d, log: log.With("component", "vfs"), root: root}
+}
+
+// NewTree builds the tree of an empty filesystem (the root directory, inode
+// 1, mode 0755, times now) for a new workspace. The caller stores nodes
+// (meta.Tx.PutNodes) in the transaction that records root.
+func NewTree(ctx context.Context, d Deps, now time.Time) (root cas.Hash, nodes []kv.Node, err error) {
+	a := rootAttr(now.UnixNano())
+	muts := []kv.Mutation{
+		{Key: inoKey(rootIno, kindAttr, ""), Value: encodeAttr(&a)},
+		{Key: usageKey, Value: encodeUsage(Usage{})},
+	}
+	root, nodes, err = d.KV.Apply(ctx, cas.Hash{}, muts)
+	if err != nil {
+		return cas.Hash{}, nil, fmt.Errorf("build empty tree: %w", err)
+	}
+	return root, nodes, nil
+}
+
+// rootAttr is the root directory of an empty filesystem.
+func rootAttr(now int64) attr {
+	return attr{typ: typeDir, perm: 0o755, nlink: 2, atime: now, mtime: now, ctime: now}
+}
+
+// ReadOnly reports whether f is a read-only snapshot.
+func (f *FS) ReadOnly() bool { return f.readOnly }
+
+// Close releases f. Acknowledged mutations are already durable in staging,
+// so Close does not fold. Handles should be closed first: data a handle has
+// not synced is lost. Operations after Close fail with fs.ErrClosed.
+// Close is idempotent.
+func (f *FS) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+// viewLocked returns the merged view; the caller holds mu.
+func (f *FS) viewLocked() kv.View {
+	return kv.View{Store: f.d.KV, Root: f.root, Overlay: f.ov}
+}
+
+// read runs fn under the read lock on a transaction with no mutations.
+func (f *FS) read(op, name string, fn func(t *txn) error) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.closed {
+		return &fs.PathError{Op: op, Path: name, Err: fs.ErrClosed}
+	}
+	t := txn{f: f, view: f.viewLocked()}
+	return errdefs.PathError(op, name, fn(&t))
+}
+
+// update runs fn under the write lock and commits the mutations it staged:
+// one meta.Update writes inline bodies and staging rows, then the overlay
+// takes them. If fn or the commit fails nothing is visible.
+func (f *FS) update(ctx context.Context, op, name string, fn func(t *txn) error) error {
+	if f.readOnly {
+		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return &fs.PathError{Op: op, Path: name, Err: fs.ErrClosed}
+	}
+	t := txn{f: f, view: f.viewLocked(), now: time.Now().UnixNano()}
+	err := fn(&t)
+	if err == nil {
+		err = f.commitLocked(ctx, &t)
+	}
+	fold := err == nil && f.foldRows > 0 && f.ov.Len() > f.foldRows
+	f.mu.Unlock()
+	if err != nil {
+		return errdefs.PathError(op, name, err)
+	}
+	if fold && f.foldMu.TryLock() {
+		// The mutation is durable; a failed fold leaves staging in place
+		// and is retried by the next one.
+		if err := f.foldLocked(ctx); err != nil && !errors.Is(err, fs.ErrClosed) {
+			f.log.Warn("automatic fold failed", "err", err)
+		}
+		f.foldMu.Unlock()
+	}
+	return nil
+}
+
+// commitLocked persists t's mutations as staging rows and applies them to
+// the overlay. The caller holds the write lock.
+func (f *FS) commitLocked(ctx context.Context, t *txn) error {
+	if len(t.muts) == 0 {
+		return nil
+	}
+	rows := make([]meta.Staged, len(t.muts))
+	seq := f.seq
+	for i, m := range t.muts {
+		seq++
+		rows[i] = meta.Staged{Key: m.Key, Value: m.Value, Deleted: m.Delete, Seq: seq}
+	}
+	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
+		if len(t.inline) > 0 {
+			if err := tx.PutInline(t.inline); err != nil {
+				return err
+			}
+		}
+		return tx.PutStaged(f.ws, rows)
+	})
+	if err != nil {
+		return fmt.Errorf("commit mutation: %w", err)
+	}
+	f.seq = seq
+	for _, r := range rows {
+		if r.Deleted {
+			f.ov.Delete(r.Key, r.Seq)
+		} else {
+			f.ov.Set(r.Key, r.Value, r.Seq)
+		}
+	}
+	return nil
+}
+
+// allocIno returns a fresh, store-wide inode number. The caller holds the
+// write lock.
+func (f *FS) allocIno(ctx context.Context) (uint64, error) {
+	if f.inoNext == f.inoEnd {
+		var first int64
+		err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
+			var err error
+			first, err = tx.Allocate("ino", inoBatch)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("allocate inodes: %w", err)
+		}
+		f.inoNext, f.inoEnd = uint64(first), uint64(first)+inoBatch
+		if f.inoNext <= rootIno {
+			f.inoNext = rootIno + 1 // inode 1 is every workspace's root
+		}
+	}
+	ino := f.inoNext
+	f.inoNext++
+	return ino, nil
+}
+
+// Usage returns the workspace's usage: logical bytes of regular files and
+// the number of inodes other than the root.
+func (f *FS) Usage(ctx context.Context) (Usage, error) {
+	var u Usage
+	err := f.read("usage", ".", func(t *txn) error {
+		var err error
+		u, err = t.usage(ctx)
+		return err
+	})
+	return u, err
+}
+
+// Quota returns the limits f enforces (zero fields are unlimited).
+func (f *FS) Quota() meta.Quota { return f.quota }

@@ -1,0 +1,122 @@
+package vfs
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+// Rename moves oldname to newname atomically, with POSIX semantics: an
+// existing file at newname is replaced, and so is an empty directory when
+// oldname is a directory. A directory over a non-directory is
+// errdefs.ErrNotDir, a non-directory over a directory errdefs.ErrIsDir, a
+// non-empty target directory errdefs.ErrNotEmpty, a directory into its own
+// subtree (or the root anywhere) fs.ErrInvalid. Symbolic links are moved,
+// not followed. Renaming a file onto itself, or onto another hard link of
+// the same inode, does nothing. Errors name oldname.
+func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
+	const op = "rename"
+	if err := validPath(op, oldname); err != nil {
+		return err
+	}
+	if err := validPath(op, newname); err != nil {
+		return err
+	}
+	return f.update(ctx, op, oldname, func(t *txn) error {
+		src, err := t.lookup(ctx, oldname, false)
+		if err != nil {
+			return err
+		}
+		dst, err := t.resolve(ctx, newname, false)
+		if err != nil {
+			return err
+		}
+		if src.ino == rootIno || dst.ino == rootIno {
+			return fmt.Errorf("%w: cannot rename the workspace root", fs.ErrInvalid)
+		}
+		if dst.ino == src.ino {
+			return nil // the same entry, or two links to one inode
+		}
+		if src.typ == typeDir {
+			inside, err := t.within(ctx, dst.parent, src.ino)
+			if err != nil {
+				return err
+			}
+			if inside {
+				return fmt.Errorf("%w: cannot move a directory into itself", fs.ErrInvalid)
+			}
+		}
+		if dst.exists() {
+			if err := t.checkReplace(ctx, src.typ, dst); err != nil {
+				return err
+			}
+			if err := t.unlink(ctx, dst.parent, dst.name, dirent{ino: dst.ino, typ: dst.typ}); err != nil {
+				return err
+			}
+		}
+		return t.move(ctx, src, dst.parent, dst.name)
+	})
+}
+
+// checkReplace reports whether an entry of type typ may replace dst.
+func (t *txn) checkReplace(ctx context.Context, typ fileType, dst node) error {
+	switch {
+	case typ == typeDir && dst.typ != typeDir:
+		return errdefs.ErrNotDir
+	case typ != typeDir && dst.typ == typeDir:
+		return errdefs.ErrIsDir
+	case dst.typ == typeDir:
+		empty, err := t.dirEmpty(ctx, dst.ino)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return errdefs.ErrNotEmpty
+		}
+	}
+	return nil
+}
+
+// move relinks src as parent/name, which is free.
+func (t *txn) move(ctx context.Context, src node, parent uint64, name string) error {
+	dlink := 0
+	if src.typ == typeDir {
+		dlink = 1
+	}
+	t.del(inoKey(src.parent, kindDirent, src.name))
+	if err := t.touchDir(ctx, src.parent, -dlink); err != nil {
+		return err
+	}
+	t.set(inoKey(parent, kindDirent, name), encodeDirent(src.ino, src.typ))
+	if err := t.touchDir(ctx, parent, dlink); err != nil {
+		return err
+	}
+	a, err := t.attr(ctx, src.ino)
+	if err != nil {
+		return err
+	}
+	if a.parent == src.parent && a.name == src.name || src.typ == typeDir {
+		a.parent, a.name = parent, name
+	}
+	a.ctime = t.now
+	t.putAttr(src.ino, &a)
+	return nil
+}
+
+// within reports whether directory dir is ino or lies beneath it, walking
+// primary links (exact for directories, which have one link) to the root.
+func (t *txn) within(ctx context.Context, dir, ino uint64) (bool, error) {
+	for dir != rootIno && dir != 0 {
+		if dir == ino {
+			return true, nil
+		}
+		a, err := t.attr(ctx, dir)
+		if err != nil {
+			return false, err
+		}
+		dir = a.parent
+	}
+	return dir == ino, nil
+}

@@ -1,0 +1,136 @@
+package vfs
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+// maxHops is how many symbolic links one resolution may follow.
+const maxHops = 40
+
+// node is a resolved path: the entry name in directory parent, and the inode
+// it names (ino 0 when the entry does not exist but its directory does).
+// The root is {ino: rootIno, typ: typeDir} with parent 0 and name "".
+type node struct {
+	parent uint64
+	name   string
+	ino    uint64
+	typ    fileType
+}
+
+func (n node) exists() bool { return n.ino != 0 }
+
+// resolve walks the valid path p from the root. Intermediate symbolic links
+// are always followed; the final one only when follow is set. Relative
+// targets resolve against the link's directory, absolute ones against the
+// workspace root, and ".." never climbs above the root, so resolution never
+// leaves the workspace. A missing or non-directory intermediate component
+// is fs.ErrNotExist or errdefs.ErrNotDir; more than maxHops links is
+// errdefs.ErrLoop. A missing final component is not an error.
+func (t *txn) resolve(ctx context.Context, p string, follow bool) (node, error) {
+	var buf [16]uint64
+	stack := append(buf[:0], rootIno) // directories from the root to the current one
+	comps := splitPath(p)
+	hops := 0
+	for len(comps) > 0 {
+		c := comps[0]
+		comps = comps[1:]
+		last := len(comps) == 0
+		switch c {
+		case "", ".":
+			if last {
+				return t.dirNode(ctx, stack)
+			}
+			continue
+		case "..":
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+			if last {
+				return t.dirNode(ctx, stack)
+			}
+			continue
+		}
+		dir := stack[len(stack)-1]
+		d, ok, err := t.entry(ctx, dir, c)
+		if err != nil {
+			return node{}, err
+		}
+		if !ok {
+			if last {
+				return node{parent: dir, name: c}, nil
+			}
+			return node{}, fs.ErrNotExist
+		}
+		if d.typ == typeSymlink && (!last || follow) {
+			if hops++; hops > maxHops {
+				return node{}, errdefs.ErrLoop
+			}
+			target, err := t.readlink(ctx, d.ino)
+			if err != nil {
+				return node{}, err
+			}
+			if strings.HasPrefix(target, "/") {
+				stack = stack[:1]
+			}
+			comps = append(strings.Split(target, "/"), comps...)
+			continue
+		}
+		if last {
+			return node{parent: dir, name: c, ino: d.ino, typ: d.typ}, nil
+		}
+		if d.typ != typeDir {
+			return node{}, errdefs.ErrNotDir
+		}
+		stack = append(stack, d.ino)
+	}
+	return t.dirNode(ctx, stack)
+}
+
+// dirNode returns the node of the directory on top of stack.
+func (t *txn) dirNode(ctx context.Context, stack []uint64) (node, error) {
+	ino := stack[len(stack)-1]
+	if ino == rootIno {
+		return node{ino: rootIno, typ: typeDir}, nil
+	}
+	a, err := t.attr(ctx, ino)
+	if err != nil {
+		return node{}, err
+	}
+	return node{parent: stack[len(stack)-2], name: a.name, ino: ino, typ: typeDir}, nil
+}
+
+// readlink returns the target of symlink ino.
+func (t *txn) readlink(ctx context.Context, ino uint64) (string, error) {
+	v, ok, err := t.get(ctx, inoKey(ino, kindLink, ""))
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("read symlink %d: %w", ino, errdefs.ErrCorrupt)
+	}
+	return string(v), nil
+}
+
+// lookup resolves p and fails with fs.ErrNotExist when it does not exist.
+func (t *txn) lookup(ctx context.Context, p string, follow bool) (node, error) {
+	n, err := t.resolve(ctx, p, follow)
+	if err == nil && !n.exists() {
+		err = fs.ErrNotExist
+	}
+	return n, err
+}
+
+// lookupDir resolves p (following links) and fails with errdefs.ErrNotDir
+// unless it is a directory.
+func (t *txn) lookupDir(ctx context.Context, p string) (node, error) {
+	n, err := t.lookup(ctx, p, true)
+	if err == nil && n.typ != typeDir {
+		err = errdefs.ErrNotDir
+	}
+	return n, err
+}
