@@ -1,0 +1,116 @@
+package metatest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/forkspace/forkspace/meta"
+)
+
+// BenchOpener returns a new, empty store for one benchmark and closes it
+// when the benchmark ends.
+type BenchOpener func(b *testing.B) meta.Store
+
+// benchRow is the size of the staging value the Update benchmarks write,
+// about one encoded inode.
+const benchRow = 64
+
+// BenchmarkUpdate measures one Update writing one small staging row, from
+// a single caller: the latency of a metadata mutation.
+func BenchmarkUpdate(b *testing.B, open BenchOpener) {
+	s := open(b)
+	createWorkspaces(b, s, "bench")
+	ctx := context.Background()
+	value := make([]byte, benchRow)
+	var seq int64
+	b.SetBytes(benchRow)
+	b.ReportAllocs()
+	for b.Loop() {
+		seq++
+		row := []meta.Staged{{Key: fmt.Appendf(nil, "key-%d", seq%1024), Value: value, Seq: seq}}
+		if err := s.Update(ctx, func(tx meta.Tx) error { return tx.PutStaged("id-bench", row) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUpdateParallel is BenchmarkUpdate with 8 concurrent callers,
+// which a group-committing driver serves with shared transactions.
+func BenchmarkUpdateParallel(b *testing.B, open BenchOpener) {
+	const callers = 8
+	s := open(b)
+	createWorkspaces(b, s, "bench")
+	ctx := context.Background()
+	value := make([]byte, benchRow)
+	var seq atomic.Int64
+	b.SetBytes(benchRow)
+	b.ReportAllocs()
+	b.SetParallelism((callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := seq.Add(1)
+			row := []meta.Staged{{Key: fmt.Appendf(nil, "key-%d", n%1024), Value: value, Seq: n}}
+			if err := s.Update(ctx, func(tx meta.Tx) error { return tx.PutStaged("id-bench", row) }); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkGetNode measures a point read of a 4 KiB node among 10,000.
+func BenchmarkGetNode(b *testing.B, open BenchOpener) {
+	const nodes, size = 10000, 4096
+	s := open(b)
+	hashes := make([][32]byte, nodes)
+	update(b, s, func(tx meta.Tx) error {
+		objs := make([]meta.Object, nodes)
+		for i := range objs {
+			data := make([]byte, size)
+			copy(data, fmt.Sprintf("node %d", i))
+			objs[i] = meta.Object{Hash: hashOf(string(data)), Data: data}
+			hashes[i] = objs[i].Hash
+		}
+		return tx.PutNodes(objs)
+	})
+	ctx := context.Background()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.GetNode(ctx, hashes[i%nodes]); err != nil {
+			b.Fatal(err)
+		}
+		i += 7919
+	}
+}
+
+// BenchmarkStaged measures a View listing 1,000 staging rows.
+func BenchmarkStaged(b *testing.B, open BenchOpener) {
+	const rows = 1000
+	s := open(b)
+	createWorkspaces(b, s, "bench")
+	update(b, s, func(tx meta.Tx) error {
+		batch := make([]meta.Staged, rows)
+		for i := range batch {
+			batch[i] = meta.Staged{Key: fmt.Appendf(nil, "key-%05d", i), Value: make([]byte, benchRow), Seq: int64(i)}
+		}
+		return tx.PutStaged("id-bench", batch)
+	})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.View(ctx, func(tx meta.Tx) error {
+			got, err := tx.Staged("id-bench")
+			if err == nil && len(got) != rows {
+				err = fmt.Errorf("got %d rows, want %d", len(got), rows)
+			}
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package sqlitemeta
+
+import (
+	"database/sql"
+	"fmt"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/meta"
+)
+
+const (
+	checkpointColumns = `id, workspace_id, label, root, created_at`
+
+	qCreateCheckpoint = `INSERT INTO checkpoints (` + checkpointColumns + `)
+		VALUES ($1, $2, $3, $4, COALESCE($5, ` + nowFunc + `()))
+		RETURNING created_at`
+	qCheckpoint       = `SELECT ` + checkpointColumns + ` FROM checkpoints WHERE id = $1`
+	qCheckpoints      = `SELECT ` + checkpointColumns + ` FROM checkpoints WHERE workspace_id = $1 ORDER BY created_at, id`
+	qDeleteCheckpoint = `DELETE FROM checkpoints WHERE id = $1`
+)
+
+// CreateCheckpoint implements meta.Tx. An empty ID or WorkspaceID is
+// fs.ErrInvalid, a missing workspace fs.ErrNotExist. A zero CreatedAt is
+// set from the database clock and written back into c.
+func (t *tx) CreateCheckpoint(c *meta.Checkpoint) error {
+	op := fmt.Sprintf("create checkpoint %q", c.ID)
+	if c.ID == "" || c.WorkspaceID == "" {
+		return fmt.Errorf("%s: %w: empty id or workspace id", op, fs.ErrInvalid)
+	}
+	var created int64
+	err := t.queryRow(op, true, qCreateCheckpoint,
+		[]any{c.ID, c.WorkspaceID, c.Label, rootArg(c.Root), toNanos(c.CreatedAt)}, &created)
+	if err != nil {
+		return err
+	}
+	c.CreatedAt = fromNanos(created)
+	return nil
+}
+
+// Checkpoint implements meta.Tx.
+func (t *tx) Checkpoint(id string) (*meta.Checkpoint, error) {
+	op := fmt.Sprintf("get checkpoint %q", id)
+	var c *meta.Checkpoint
+	err := t.query(op, qCheckpoint, []any{id}, func(rows *sql.Rows) (err error) {
+		c, err = scanCheckpoint(rows)
+		return err
+	})
+	if err == nil && c == nil {
+		err = fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+	}
+	return c, err
+}
+
+// Checkpoints implements meta.Tx: oldest first, ties broken by ID. An
+// unknown workspace has no checkpoints.
+func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
+	var cs []meta.Checkpoint
+	err := t.query(fmt.Sprintf("list checkpoints of workspace %q", workspaceID), qCheckpoints,
+		[]any{workspaceID}, func(rows *sql.Rows) error {
+			c, err := scanCheckpoint(rows)
+			if err == nil {
+				cs = append(cs, *c)
+			}
+			return err
+		})
+	return cs, err
+}
+
+func scanCheckpoint(rows *sql.Rows) (*meta.Checkpoint, error) {
+	var (
+		c       meta.Checkpoint
+		root    []byte
+		created int64
+	)
+	if err := rows.Scan(&c.ID, &c.WorkspaceID, &c.Label, &root, &created); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Root, err = scanRoot(root); err != nil {
+		return nil, err
+	}
+	c.CreatedAt = fromNanos(created)
+	return &c, nil
+}
+
+// DeleteCheckpoint implements meta.Tx. A missing checkpoint is
+// fs.ErrNotExist.
+func (t *tx) DeleteCheckpoint(id string) error {
+	return t.execOne(fmt.Sprintf("delete checkpoint %q", id), qDeleteCheckpoint, id)
+}

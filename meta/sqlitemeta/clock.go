@@ -1,0 +1,57 @@
+package sqlitemeta
+
+import (
+	"context"
+	"database/sql/driver"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// nowFunc is the SQL name of the database clock: Unix nanoseconds, strictly
+// increasing within the process. A PostgreSQL driver defines a function of
+// the same name over clock_timestamp(), so queries that use it stay portable.
+const nowFunc = "forkspace_now_ns"
+
+// drv is this package's private SQLite driver: it carries the clock
+// function without registering anything on the process-wide "sqlite" driver.
+var drv = newDriver()
+
+// lastNow is the last value the clock returned.
+var lastNow atomic.Int64
+
+// nowNS reads the wall clock in Unix nanoseconds, never returning a value at
+// or below one it returned before. SQLite's own 'now' has millisecond
+// resolution, too coarse to order rows written in quick succession.
+func nowNS() int64 {
+	for {
+		last := lastNow.Load()
+		now := time.Now().UnixNano()
+		if now <= last {
+			now = last + 1
+		}
+		if lastNow.CompareAndSwap(last, now) {
+			return now
+		}
+	}
+}
+
+func newDriver() *sqlite.Driver {
+	d := &sqlite.Driver{}
+	d.MustRegisterScalarFunction(nowFunc, 0, func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) {
+		return nowNS(), nil
+	})
+	return d
+}
+
+// connector opens connections of drv to one DSN.
+type connector struct{ dsn string }
+
+var _ driver.Connector = connector{}
+
+// Connect implements driver.Connector.
+func (c connector) Connect(context.Context) (driver.Conn, error) { return drv.Open(c.dsn) }
+
+// Driver implements driver.Connector.
+func (c connector) Driver() driver.Driver { return drv }

@@ -1,0 +1,50 @@
+// Package sqlitemeta is the SQLite driver of meta.Store, the embedded
+// default, built on the pure-Go modernc.org/sqlite.
+//
+// Use:
+//
+//	s, err := sqlitemeta.Open(ctx, "/var/lib/forkspace/meta.db", sqlitemeta.Options{})
+//	...
+//	err = s.Update(ctx, func(tx meta.Tx) error { return tx.SetRoot(id, root) })
+//	defer s.Close()
+//
+// Connections: one write connection, owned by a single writer goroutine, and
+// a pool of query_only read connections. The database runs in WAL mode, so
+// View and the point reads GetNode/GetInline never wait for the writer.
+//
+// Group commit: Update calls are queued; the writer takes all that are
+// waiting (at most 256) and runs them in one transaction, each fn inside its
+// own SAVEPOINT. A failing fn is rolled back to its savepoint and gets its
+// own error while the others commit; every caller returns only after the
+// shared COMMIT, and if COMMIT fails they all get its error. A lone caller
+// does not wait for company.
+//
+// Durability: journal_mode=WAL with synchronous=NORMAL. An Update that
+// returned is in the WAL file before COMMIT returns, so it survives kill -9
+// of the process (TestCrash checks this). A power loss or kernel crash may
+// roll back the last transactions committed before the next WAL checkpoint
+// (the file stays consistent); that is the price of not calling fsync on
+// every commit.
+//
+// Schema: numbered migrations embedded from migrations/*.sql, each applied
+// in its own transaction and recorded in schema_migrations. Open refuses a
+// database whose schema is newer than the code (errors.ErrUnsupported), and
+// a file that is not a SQLite database or is truncated or damaged
+// (errdefs.ErrCorrupt, found by PRAGMA quick_check and a page-size check).
+//
+// Time: timestamps are integer Unix nanoseconds from the database clock, the
+// SQL function forkspace_now_ns(), computed inside the statements that store
+// them. For an embedded database that clock is the host's wall clock, made
+// strictly increasing within the process; Tx.Now reads it.
+//
+// Portability: the queries, one file per concept (settings.go, counters.go,
+// objects.go, workspaces.go, checkpoints.go, staging.go), use $n parameters,
+// INSERT … ON CONFLICT and RETURNING, which PostgreSQL accepts unchanged
+// once it defines forkspace_now_ns(); only the migrations and the
+// transaction statements (BEGIN IMMEDIATE) are SQLite's own.
+//
+// Errors: a missing row or a missing parent row (foreign key) wraps
+// fs.ErrNotExist, a taken workspace name or ID or checkpoint ID wraps
+// fs.ErrExist, writes in a View wrap errdefs.ErrReadOnly, and calls after
+// Close wrap fs.ErrClosed; the driver's error stays in the chain.
+package sqlitemeta

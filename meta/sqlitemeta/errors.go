@@ -1,0 +1,47 @@
+package sqlitemeta
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/errdefs"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// translate adds the forkspace sentinel that matches a driver error in front
+// of it, keeping the cause in the chain: no row is fs.ErrNotExist, a unique
+// or primary-key violation is fs.ErrExist, a missing foreign-key parent is
+// fs.ErrNotExist, and a damaged file is errdefs.ErrCorrupt.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if sentinel := sentinelOf(err); sentinel != nil && !errors.Is(err, sentinel) {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return err
+}
+
+func sentinelOf(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fs.ErrNotExist
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return nil
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+		return fs.ErrExist
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return fs.ErrNotExist
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return errdefs.ErrCorrupt
+	}
+	return nil
+}

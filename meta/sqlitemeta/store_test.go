@@ -1,0 +1,54 @@
+package sqlitemeta_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/metatest"
+	"github.com/forkspace/forkspace/meta/sqlitemeta"
+)
+
+// quiet discards the store's log.
+var quiet = slog.New(slog.DiscardHandler)
+
+// openAt opens the database at path for the test and closes it when the
+// test ends.
+func openAt(tb testing.TB, path string) *sqlitemeta.Store {
+	tb.Helper()
+	s, err := sqlitemeta.Open(context.Background(), path, sqlitemeta.Options{Logger: quiet})
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, fs.ErrClosed) {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// openTemp opens a new database file in a temporary directory.
+func openTemp(tb testing.TB) *sqlitemeta.Store {
+	return openAt(tb, filepath.Join(tb.TempDir(), "meta.db"))
+}
+
+func TestConformance(t *testing.T) {
+	metatest.Run(t, func(t *testing.T) meta.Store { return openTemp(t) })
+}
+
+func TestReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	metatest.RunReopen(t, func(t *testing.T) meta.Store { return openAt(t, path) })
+}
+
+func benchOpen(b *testing.B) meta.Store { return openTemp(b) }
+
+func BenchmarkUpdate(b *testing.B)         { metatest.BenchmarkUpdate(b, benchOpen) }
+func BenchmarkUpdateParallel(b *testing.B) { metatest.BenchmarkUpdateParallel(b, benchOpen) }
+func BenchmarkGetNode(b *testing.B)        { metatest.BenchmarkGetNode(b, benchOpen) }
+func BenchmarkStaged(b *testing.B)         { metatest.BenchmarkStaged(b, benchOpen) }

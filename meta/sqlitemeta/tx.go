@@ -1,0 +1,173 @@
+package sqlitemeta
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// stmtSource hands out prepared statements for a transaction.
+type stmtSource interface {
+	stmt(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// stmtCache prepares each query once on db (a pool or one pinned
+// connection) and keeps it until close.
+type stmtCache struct {
+	prepare func(ctx context.Context, query string) (*sql.Stmt, error)
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+func newStmtCache(prepare func(ctx context.Context, query string) (*sql.Stmt, error)) *stmtCache {
+	return &stmtCache{prepare: prepare, stmts: make(map[string]*sql.Stmt)}
+}
+
+func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := c.prepare(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q, st := range c.stmts {
+		st.Close()
+		delete(c.stmts, q)
+	}
+}
+
+// readTx binds the read pool's cached statements to one read transaction.
+type readTx struct {
+	tx    *sql.Tx
+	cache *stmtCache
+}
+
+func (r readTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := r.cache.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return r.tx.StmtContext(ctx, st), nil
+}
+
+// tx implements meta.Tx over a statement source. Its methods live beside the
+// SQL of their concept (settings.go, counters.go, objects.go, workspaces.go,
+// checkpoints.go, staging.go).
+type tx struct {
+	ctx      context.Context
+	src      stmtSource
+	readOnly bool
+}
+
+var _ meta.Tx = (*tx)(nil)
+
+// exec runs a statement that changes the database.
+func (t *tx) exec(op, query string, args ...any) (sql.Result, error) {
+	if t.readOnly {
+		return nil, fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
+	}
+	st, err := t.src.stmt(t.ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	res, err := st.ExecContext(t.ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, translate(err))
+	}
+	return res, nil
+}
+
+// execOne runs a statement that must change exactly one existing row;
+// no row is fs.ErrNotExist.
+func (t *tx) execOne(op, query string, args ...any) error {
+	res, err := t.exec(op, query, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+	}
+	return nil
+}
+
+// queryRow runs a query returning at most one row and scans it into dest;
+// no row is fs.ErrNotExist. write marks a statement that changes the
+// database (INSERT ... RETURNING).
+func (t *tx) queryRow(op string, write bool, query string, args []any, dest ...any) error {
+	if write && t.readOnly {
+		return fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
+	}
+	st, err := t.src.stmt(t.ctx, query)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := st.QueryRowContext(t.ctx, args...).Scan(dest...); err != nil {
+		return fmt.Errorf("%s: %w", op, translate(err))
+	}
+	return nil
+}
+
+// query runs a read-only query, calling scan for each row.
+func (t *tx) query(op, query string, args []any, scan func(*sql.Rows) error) error {
+	st, err := t.src.stmt(t.ctx, query)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	rows, err := st.QueryContext(t.ctx, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, translate(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("%s: %w", op, translate(err))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, translate(err))
+	}
+	return nil
+}
+
+const qNow = `SELECT ` + nowFunc + `()`
+
+// Now implements meta.Tx.
+func (t *tx) Now() (time.Time, error) {
+	var ns int64
+	if err := t.queryRow("read database clock", false, qNow, nil, &ns); err != nil {
+		return time.Time{}, err
+	}
+	return fromNanos(ns), nil
+}
+
+// fromNanos converts a stored timestamp.
+func fromNanos(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
+// toNanos converts a timestamp for storage; the zero time becomes NULL so
+// that the query takes the database clock instead.
+func toNanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}

@@ -1,0 +1,113 @@
+package sqlitemeta
+
+import (
+	"database/sql"
+	"fmt"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/meta"
+)
+
+const (
+	workspaceColumns = `id, name, root, parent_id, origin_checkpoint, max_bytes, max_entries, created_at, updated_at`
+
+	qCreateWorkspace = `INSERT INTO workspaces (` + workspaceColumns + `)
+		SELECT $1, $2, $3, $4, $5, $6, $7, COALESCE($8, clock.now), COALESCE($9, $8, clock.now)
+		FROM (SELECT ` + nowFunc + `() AS now) AS clock
+		RETURNING created_at, updated_at`
+	qWorkspace       = `SELECT ` + workspaceColumns + ` FROM workspaces WHERE id = $1`
+	qWorkspaceByName = `SELECT ` + workspaceColumns + ` FROM workspaces WHERE name = $1`
+	qWorkspaces      = `SELECT ` + workspaceColumns + ` FROM workspaces ORDER BY name`
+	qSetRoot         = `UPDATE workspaces SET root = $2, updated_at = ` + nowFunc + `() WHERE id = $1`
+	qSetQuota        = `UPDATE workspaces SET max_bytes = $2, max_entries = $3 WHERE id = $1`
+	qDeleteWorkspace = `DELETE FROM workspaces WHERE id = $1`
+)
+
+// CreateWorkspace implements meta.Tx. An empty ID or Name is fs.ErrInvalid.
+// A zero UpdatedAt takes CreatedAt's value; both are written back into w.
+func (t *tx) CreateWorkspace(w *meta.Workspace) error {
+	op := fmt.Sprintf("create workspace %q", w.Name)
+	if w.ID == "" || w.Name == "" {
+		return fmt.Errorf("%s: %w: empty id or name", op, fs.ErrInvalid)
+	}
+	var created, updated int64
+	err := t.queryRow(op, true, qCreateWorkspace, []any{
+		w.ID, w.Name, rootArg(w.Root), w.ParentID, w.OriginCheckpoint,
+		w.Quota.MaxBytes, w.Quota.MaxEntries, toNanos(w.CreatedAt), toNanos(w.UpdatedAt),
+	}, &created, &updated)
+	if err != nil {
+		return err
+	}
+	w.CreatedAt, w.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return nil
+}
+
+// Workspace implements meta.Tx.
+func (t *tx) Workspace(id string) (*meta.Workspace, error) {
+	return t.oneWorkspace(fmt.Sprintf("get workspace %q", id), qWorkspace, id)
+}
+
+// WorkspaceByName implements meta.Tx.
+func (t *tx) WorkspaceByName(name string) (*meta.Workspace, error) {
+	return t.oneWorkspace(fmt.Sprintf("get workspace named %q", name), qWorkspaceByName, name)
+}
+
+func (t *tx) oneWorkspace(op, query, arg string) (*meta.Workspace, error) {
+	var w *meta.Workspace
+	err := t.query(op, query, []any{arg}, func(rows *sql.Rows) (err error) {
+		w, err = scanWorkspace(rows)
+		return err
+	})
+	if err == nil && w == nil {
+		err = fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+	}
+	return w, err
+}
+
+// Workspaces implements meta.Tx.
+func (t *tx) Workspaces() ([]meta.Workspace, error) {
+	var ws []meta.Workspace
+	err := t.query("list workspaces", qWorkspaces, nil, func(rows *sql.Rows) error {
+		w, err := scanWorkspace(rows)
+		if err == nil {
+			ws = append(ws, *w)
+		}
+		return err
+	})
+	return ws, err
+}
+
+func scanWorkspace(rows *sql.Rows) (*meta.Workspace, error) {
+	var (
+		w                meta.Workspace
+		root             []byte
+		created, updated int64
+	)
+	if err := rows.Scan(&w.ID, &w.Name, &root, &w.ParentID, &w.OriginCheckpoint,
+		&w.Quota.MaxBytes, &w.Quota.MaxEntries, &created, &updated); err != nil {
+		return nil, err
+	}
+	var err error
+	if w.Root, err = scanRoot(root); err != nil {
+		return nil, err
+	}
+	w.CreatedAt, w.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &w, nil
+}
+
+// SetRoot implements meta.Tx. A missing workspace is fs.ErrNotExist.
+func (t *tx) SetRoot(id string, root cas.Hash) error {
+	return t.execOne(fmt.Sprintf("set root of workspace %q", id), qSetRoot, id, rootArg(root))
+}
+
+// SetQuota implements meta.Tx. A missing workspace is fs.ErrNotExist.
+func (t *tx) SetQuota(id string, q meta.Quota) error {
+	return t.execOne(fmt.Sprintf("set quota of workspace %q", id), qSetQuota, id, q.MaxBytes, q.MaxEntries)
+}
+
+// DeleteWorkspace implements meta.Tx. Checkpoints and staging rows go with
+// the workspace (ON DELETE CASCADE). A missing workspace is fs.ErrNotExist.
+func (t *tx) DeleteWorkspace(id string) error {
+	return t.execOne(fmt.Sprintf("delete workspace %q", id), qDeleteWorkspace, id)
+}
