@@ -55,11 +55,14 @@ func TestOpenCorrupt(t *testing.T) {
 	if _, err := os.Stat(full + "-wal"); err == nil {
 		t.Fatal("Close left a WAL file behind")
 	}
+	page := int(data[16])<<8 | int(data[17]) // the header's page size
 	garbage := make([]byte, 64<<10)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range garbage {
 		garbage[i] = byte(rng.Uint32())
 	}
+	damaged := bytes.Clone(data)
+	copy(damaged[len(data)/2/page*page:], garbage[:page]) // one page of a b-tree overwritten
 	cases := []struct {
 		name string
 		data []byte
@@ -67,10 +70,11 @@ func TestOpenCorrupt(t *testing.T) {
 		{"garbage", garbage},
 		{"text", []byte("this is not a database\n")},
 		{"header only", data[:100]},
-		{"first page", data[:4096]},
-		{"half", data[:len(data)/2]},
-		{"all but the last page", data[:len(data)-4096]},
-		{"odd length", data[:len(data)-1000]},
+		{"first page", data[:page]},
+		{"half", data[:len(data)/2/page*page]},
+		{"all but the last page", data[:len(data)-page]},
+		{"a cut into the last page", data[:len(data)-1000]},
+		{"a damaged page", damaged},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

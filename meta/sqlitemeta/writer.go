@@ -158,8 +158,9 @@ func (w *writer) call(r *request) (o outcome) {
 // errFnPanicked stands in for the error of a fn that panicked.
 var errFnPanicked = errors.New("update function panicked")
 
-func (w *writer) execRaw(ctx context.Context, stmt string) error {
-	_, err := w.conn.ExecContext(ctx, stmt)
+// execRaw runs a transaction-control statement.
+func (w *writer) execRaw(ctx context.Context, query string) error {
+	_, err := w.conn.ExecContext(ctx, query)
 	return translate(err)
 }
 

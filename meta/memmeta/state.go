@@ -1,0 +1,71 @@
+package memmeta
+
+import (
+	"maps"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// state is one snapshot of the database. A published state is never
+// modified; an Update works on a successor whose tables are shared with
+// its predecessor until the first write copies them (see own).
+type state struct {
+	settings    map[string]string
+	counters    map[string]int64
+	nodes       map[cas.Hash][]byte
+	inline      map[cas.Hash][]byte
+	workspaces  map[string]meta.Workspace
+	checkpoints map[string]meta.Checkpoint
+	// staging maps workspace ID → key → row.
+	staging map[string]map[string]meta.Staged
+}
+
+func newState() *state {
+	return &state{
+		settings:    map[string]string{},
+		counters:    map[string]int64{},
+		nodes:       map[cas.Hash][]byte{},
+		inline:      map[cas.Hash][]byte{},
+		workspaces:  map[string]meta.Workspace{},
+		checkpoints: map[string]meta.Checkpoint{},
+		staging:     map[string]map[string]meta.Staged{},
+	}
+}
+
+// owned records which tables (and which workspaces' staging tables) an
+// Update has already copied.
+type owned struct {
+	tables  map[string]bool
+	staging map[string]bool
+}
+
+// own makes the named table of s private to the Update before its first
+// write: copy is called once per table per Update.
+func (o *owned) own(name string, copyTable func()) {
+	if o.tables == nil {
+		o.tables = map[string]bool{}
+	}
+	if !o.tables[name] {
+		copyTable()
+		o.tables[name] = true
+	}
+}
+
+// ownStaging makes a workspace's staging table writable, creating it.
+func (o *owned) ownStaging(s *state, workspaceID string) map[string]meta.Staged {
+	o.own("staging", func() { s.staging = maps.Clone(s.staging) })
+	if o.staging == nil {
+		o.staging = map[string]bool{}
+	}
+	rows := s.staging[workspaceID]
+	if !o.staging[workspaceID] {
+		rows = maps.Clone(rows)
+		if rows == nil {
+			rows = map[string]meta.Staged{}
+		}
+		s.staging[workspaceID] = rows
+		o.staging[workspaceID] = true
+	}
+	return rows
+}

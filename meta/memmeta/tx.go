@@ -1,0 +1,299 @@
+package memmeta
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// tx is a meta.Tx over one state: the published snapshot in a View, the
+// private successor in an Update.
+type tx struct {
+	store    *Store
+	s        *state
+	readOnly bool
+	owned    owned
+}
+
+var _ meta.Tx = (*tx)(nil)
+
+// write checks that the transaction may write and makes table private.
+func (t *tx) write(op, table string, copyTable func()) error {
+	if t.readOnly {
+		return fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
+	}
+	t.owned.own(table, copyTable)
+	return nil
+}
+
+func notExist(op string) error { return fmt.Errorf("%s: %w", op, fs.ErrNotExist) }
+
+// Now implements meta.Tx.
+func (t *tx) Now() (time.Time, error) { return t.store.now(), nil }
+
+// Setting implements meta.Tx.
+func (t *tx) Setting(key string) (string, error) {
+	v, ok := t.s.settings[key]
+	if !ok {
+		return "", notExist(fmt.Sprintf("get setting %q", key))
+	}
+	return v, nil
+}
+
+// SetSetting implements meta.Tx.
+func (t *tx) SetSetting(key, value string) error {
+	if err := t.write("set setting", "settings", func() { t.s.settings = maps.Clone(t.s.settings) }); err != nil {
+		return err
+	}
+	t.s.settings[key] = value
+	return nil
+}
+
+// Allocate implements meta.Tx. n must be positive (fs.ErrInvalid).
+func (t *tx) Allocate(name string, n int64) (int64, error) {
+	op := fmt.Sprintf("allocate %d from counter %q", n, name)
+	if n <= 0 {
+		return 0, fmt.Errorf("%s: %w: count must be positive", op, fs.ErrInvalid)
+	}
+	if err := t.write(op, "counters", func() { t.s.counters = maps.Clone(t.s.counters) }); err != nil {
+		return 0, err
+	}
+	first := max(t.s.counters[name], 1)
+	t.s.counters[name] = first + n
+	return first, nil
+}
+
+// PutNodes implements meta.Tx.
+func (t *tx) PutNodes(nodes []meta.Object) error {
+	if err := t.write("put node", "nodes", func() { t.s.nodes = maps.Clone(t.s.nodes) }); err != nil {
+		return err
+	}
+	putObjects(t.s.nodes, nodes)
+	return nil
+}
+
+// PutInline implements meta.Tx.
+func (t *tx) PutInline(bodies []meta.Object) error {
+	if err := t.write("put inline body", "inline", func() { t.s.inline = maps.Clone(t.s.inline) }); err != nil {
+		return err
+	}
+	putObjects(t.s.inline, bodies)
+	return nil
+}
+
+func putObjects(table map[cas.Hash][]byte, objs []meta.Object) {
+	for _, o := range objs {
+		if _, ok := table[o.Hash]; !ok {
+			table[o.Hash] = append([]byte{}, o.Data...)
+		}
+	}
+}
+
+// CreateWorkspace implements meta.Tx.
+func (t *tx) CreateWorkspace(w *meta.Workspace) error {
+	op := fmt.Sprintf("create workspace %q", w.Name)
+	if w.ID == "" || w.Name == "" {
+		return fmt.Errorf("%s: %w: empty id or name", op, fs.ErrInvalid)
+	}
+	if err := t.write(op, "workspaces", func() { t.s.workspaces = maps.Clone(t.s.workspaces) }); err != nil {
+		return err
+	}
+	if _, err := t.WorkspaceByName(w.Name); err == nil {
+		return fmt.Errorf("%s: name: %w", op, fs.ErrExist)
+	}
+	if _, ok := t.s.workspaces[w.ID]; ok {
+		return fmt.Errorf("%s: id %q: %w", op, w.ID, fs.ErrExist)
+	}
+	if w.CreatedAt.IsZero() {
+		w.CreatedAt = t.store.now()
+	}
+	if w.UpdatedAt.IsZero() {
+		w.UpdatedAt = w.CreatedAt
+	}
+	w.CreatedAt, w.UpdatedAt = w.CreatedAt.Round(0), w.UpdatedAt.Round(0)
+	t.s.workspaces[w.ID] = *w
+	return nil
+}
+
+// Workspace implements meta.Tx.
+func (t *tx) Workspace(id string) (*meta.Workspace, error) {
+	w, ok := t.s.workspaces[id]
+	if !ok {
+		return nil, notExist(fmt.Sprintf("get workspace %q", id))
+	}
+	return &w, nil
+}
+
+// WorkspaceByName implements meta.Tx.
+func (t *tx) WorkspaceByName(name string) (*meta.Workspace, error) {
+	for _, w := range t.s.workspaces {
+		if w.Name == name {
+			return &w, nil
+		}
+	}
+	return nil, notExist(fmt.Sprintf("get workspace named %q", name))
+}
+
+// Workspaces implements meta.Tx: ordered by name.
+func (t *tx) Workspaces() ([]meta.Workspace, error) {
+	ws := slices.Collect(maps.Values(t.s.workspaces))
+	slices.SortFunc(ws, func(a, b meta.Workspace) int { return strings.Compare(a.Name, b.Name) })
+	return ws, nil
+}
+
+// changeWorkspace applies change to an existing workspace.
+func (t *tx) changeWorkspace(op, id string, change func(*meta.Workspace)) error {
+	if err := t.write(op, "workspaces", func() { t.s.workspaces = maps.Clone(t.s.workspaces) }); err != nil {
+		return err
+	}
+	w, ok := t.s.workspaces[id]
+	if !ok {
+		return notExist(op)
+	}
+	change(&w)
+	t.s.workspaces[id] = w
+	return nil
+}
+
+// SetRoot implements meta.Tx.
+func (t *tx) SetRoot(id string, root cas.Hash) error {
+	return t.changeWorkspace(fmt.Sprintf("set root of workspace %q", id), id, func(w *meta.Workspace) {
+		w.Root, w.UpdatedAt = root, t.store.now()
+	})
+}
+
+// SetQuota implements meta.Tx.
+func (t *tx) SetQuota(id string, q meta.Quota) error {
+	return t.changeWorkspace(fmt.Sprintf("set quota of workspace %q", id), id, func(w *meta.Workspace) { w.Quota = q })
+}
+
+// DeleteWorkspace implements meta.Tx, with its checkpoints and staging rows.
+func (t *tx) DeleteWorkspace(id string) error {
+	op := fmt.Sprintf("delete workspace %q", id)
+	if err := t.changeWorkspace(op, id, func(*meta.Workspace) {}); err != nil {
+		return err
+	}
+	delete(t.s.workspaces, id)
+	t.owned.own("checkpoints", func() { t.s.checkpoints = maps.Clone(t.s.checkpoints) })
+	maps.DeleteFunc(t.s.checkpoints, func(_ string, c meta.Checkpoint) bool { return c.WorkspaceID == id })
+	t.owned.own("staging", func() { t.s.staging = maps.Clone(t.s.staging) })
+	delete(t.s.staging, id)
+	return nil
+}
+
+// CreateCheckpoint implements meta.Tx.
+func (t *tx) CreateCheckpoint(c *meta.Checkpoint) error {
+	op := fmt.Sprintf("create checkpoint %q", c.ID)
+	if c.ID == "" || c.WorkspaceID == "" {
+		return fmt.Errorf("%s: %w: empty id or workspace id", op, fs.ErrInvalid)
+	}
+	if err := t.write(op, "checkpoints", func() { t.s.checkpoints = maps.Clone(t.s.checkpoints) }); err != nil {
+		return err
+	}
+	if _, ok := t.s.checkpoints[c.ID]; ok {
+		return fmt.Errorf("%s: %w", op, fs.ErrExist)
+	}
+	if _, ok := t.s.workspaces[c.WorkspaceID]; !ok {
+		return notExist(fmt.Sprintf("%s: workspace %q", op, c.WorkspaceID))
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = t.store.now()
+	}
+	c.CreatedAt = c.CreatedAt.Round(0)
+	t.s.checkpoints[c.ID] = *c
+	return nil
+}
+
+// Checkpoint implements meta.Tx.
+func (t *tx) Checkpoint(id string) (*meta.Checkpoint, error) {
+	c, ok := t.s.checkpoints[id]
+	if !ok {
+		return nil, notExist(fmt.Sprintf("get checkpoint %q", id))
+	}
+	return &c, nil
+}
+
+// Checkpoints implements meta.Tx: oldest first, ties broken by ID.
+func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
+	var cs []meta.Checkpoint
+	for _, c := range t.s.checkpoints {
+		if c.WorkspaceID == workspaceID {
+			cs = append(cs, c)
+		}
+	}
+	slices.SortFunc(cs, func(a, b meta.Checkpoint) int {
+		if n := a.CreatedAt.Compare(b.CreatedAt); n != 0 {
+			return n
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return cs, nil
+}
+
+// DeleteCheckpoint implements meta.Tx.
+func (t *tx) DeleteCheckpoint(id string) error {
+	op := fmt.Sprintf("delete checkpoint %q", id)
+	if err := t.write(op, "checkpoints", func() { t.s.checkpoints = maps.Clone(t.s.checkpoints) }); err != nil {
+		return err
+	}
+	if _, ok := t.s.checkpoints[id]; !ok {
+		return notExist(op)
+	}
+	delete(t.s.checkpoints, id)
+	return nil
+}
+
+// PutStaged implements meta.Tx.
+func (t *tx) PutStaged(workspaceID string, rows []meta.Staged) error {
+	op := fmt.Sprintf("put staging rows of workspace %q", workspaceID)
+	if t.readOnly {
+		return fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
+	}
+	if _, ok := t.s.workspaces[workspaceID]; !ok {
+		return notExist(op)
+	}
+	table := t.owned.ownStaging(t.s, workspaceID)
+	for _, r := range rows {
+		r.Key = append([]byte{}, r.Key...)
+		r.Value = bytes.Clone(r.Value)
+		if len(r.Value) == 0 {
+			r.Value = nil
+		}
+		table[string(r.Key)] = r
+	}
+	return nil
+}
+
+// Staged implements meta.Tx: rows ordered by key, bytewise; an empty Value
+// reads back as nil.
+func (t *tx) Staged(workspaceID string) ([]meta.Staged, error) {
+	table := t.s.staging[workspaceID]
+	out := make([]meta.Staged, 0, len(table))
+	for _, r := range table {
+		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// DeleteStaged implements meta.Tx.
+func (t *tx) DeleteStaged(workspaceID string, maxSeq int64) error {
+	if t.readOnly {
+		return fmt.Errorf("delete staging rows of workspace %q: %w: view transaction", workspaceID, errdefs.ErrReadOnly)
+	}
+	if _, ok := t.s.staging[workspaceID]; !ok {
+		return nil
+	}
+	table := t.owned.ownStaging(t.s, workspaceID)
+	maps.DeleteFunc(table, func(_ string, r meta.Staged) bool { return r.Seq <= maxSeq })
+	return nil
+}
