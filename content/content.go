@@ -2,6 +2,8 @@ package content
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/cas"
@@ -25,80 +27,96 @@ type Extent struct {
 	Size int64
 }
 
+// Defaults and limits of Options.
+const (
+	DefaultInlineMax  = 16 << 10
+	MaxInlineMax      = 64 << 10
+	DefaultCacheBytes = 64 << 20
+	DefaultSpillBytes = 64 << 20
+)
+
 // Options configure a Store. Zero values mean defaults.
 type Options struct {
 	Blobs blob.Store
 	// Meta supplies inline bodies (GetInline).
 	Meta meta.Store
-	// Params are the store's recorded chunking parameters.
+	// Params are the store's recorded chunking parameters (default
+	// chunk.DefaultParams).
 	Params chunk.Params
-	// InlineMax is the largest file kept inline in metadata (default 4 KiB;
+	// InlineMax is the largest file kept inline in metadata (default 16 KiB;
 	// at most 64 KiB).
 	InlineMax int
 	// CacheBytes bounds the cache of verified chunk and inline bytes
 	// (default 64 MiB).
 	CacheBytes int64
+	// SpillBytes is how many dirty bytes a Draft buffers in memory before
+	// moving them to an unlinked temp file (default 64 MiB).
+	SpillBytes int64
 }
 
-// Store reads and writes file contents.
-type Store struct{}
-
-// New returns a Store.
-func New(opts Options) *Store { panic("unimplemented") }
-
-// ReadAt reads len(p) bytes of the file described by m at off, with io.ReaderAt
-// semantics (io.EOF at or past the end). Holes read as zeros. A chunk whose
-// bytes do not match its hash fails with errdefs.ErrCorrupt.
-func (s *Store) ReadAt(ctx context.Context, m Manifest, p []byte, off int64) (int, error) {
-	panic("unimplemented")
+// withDefaults returns o with zero fields replaced by defaults, or an error
+// wrapping fs.ErrInvalid.
+func (o Options) withDefaults() (Options, error) {
+	if o.Params == (chunk.Params{}) {
+		o.Params = chunk.DefaultParams
+	}
+	if o.InlineMax == 0 {
+		o.InlineMax = DefaultInlineMax
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.SpillBytes == 0 {
+		o.SpillBytes = DefaultSpillBytes
+	}
+	switch {
+	case o.Blobs == nil || o.Meta == nil:
+		return o, fmt.Errorf("content options: %w: Blobs and Meta are required", fs.ErrInvalid)
+	case o.InlineMax < 0 || o.InlineMax > MaxInlineMax:
+		return o, fmt.Errorf("content options: %w: inline max %d outside [0, %d]", fs.ErrInvalid, o.InlineMax, MaxInlineMax)
+	case o.CacheBytes < 0 || o.SpillBytes < 0:
+		return o, fmt.Errorf("content options: %w: negative cache or spill size", fs.ErrInvalid)
+	}
+	if err := o.Params.Validate(); err != nil {
+		return o, fmt.Errorf("content options: %w", err)
+	}
+	return o, nil
 }
 
-// Draft is a file being written: a base manifest plus dirty ranges buffered
-// in memory (spilled to a temp file past a size). Not safe for concurrent use.
-type Draft struct{}
-
-// NewDraft starts a draft over base.
-func (s *Store) NewDraft(base Manifest) *Draft { panic("unimplemented") }
-
-// Size returns the draft's current size.
-func (d *Draft) Size() int64 { panic("unimplemented") }
-
-// Dirty reports whether the draft differs from its base.
-func (d *Draft) Dirty() bool { panic("unimplemented") }
-
-// WriteAt writes p at off, extending the file (with a hole) as needed.
-func (d *Draft) WriteAt(p []byte, off int64) (int, error) { panic("unimplemented") }
-
-// ReadAt reads the draft's current bytes.
-func (d *Draft) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
-	panic("unimplemented")
+// Validate reports whether New would accept o; the error wraps
+// fs.ErrInvalid.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
 }
 
-// Truncate sets the draft's size; growth reads as zeros.
-func (d *Draft) Truncate(size int64) error { panic("unimplemented") }
-
-// Commit stores the draft's bytes: new chunks go to the blob store before
-// Commit returns; a body of at most InlineMax bytes is returned in inline
-// for the caller to write (meta.Tx.PutInline) in the same transaction as the
-// manifest. Unchanged chunks of the base are reused without being read when
-// chunk boundaries allow. The draft stays usable; after Commit its base is
-// the returned manifest.
-func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, err error) {
-	panic("unimplemented")
+// Store reads and writes file contents. It is safe for concurrent use.
+type Store struct {
+	opts  Options
+	err   error // invalid options: every operation fails with it
+	cache *cache
 }
 
-// Discard releases the draft's buffers.
-func (d *Draft) Discard() { panic("unimplemented") }
-
-// Encode returns the manifest's stable binary form.
-func (m Manifest) Encode() []byte { panic("unimplemented") }
-
-// Decode parses the form produced by Encode; damaged input is
-// errdefs.ErrCorrupt.
-func Decode(b []byte) (Manifest, error) { panic("unimplemented") }
+// New returns a Store. Invalid options (see Options.Validate) do not panic:
+// every operation of the returned Store fails with the validation error.
+func New(opts Options) *Store {
+	o, err := opts.withDefaults()
+	return &Store{opts: o, err: err, cache: newCache(o.CacheBytes)}
+}
 
 // Write stores data as a whole new file (a shortcut for a draft over an
-// empty base).
+// empty base that does not copy data). Like Draft.Commit it returns the
+// inline body, if any, for the caller to store with the manifest. data is
+// not retained.
 func (s *Store) Write(ctx context.Context, data []byte) (Manifest, []meta.Object, error) {
-	panic("unimplemented")
+	if s.err != nil {
+		return Manifest{}, nil, fmt.Errorf("write content: %w", s.err)
+	}
+	size := int64(len(data))
+	l := &layout{size: size, dirty: []span{{off: 0, n: size}}, src: bytesSource(data)}
+	m, inline, err := s.commit(ctx, l)
+	if err != nil {
+		return Manifest{}, nil, fmt.Errorf("write content: %w", err)
+	}
+	return m, inline, nil
 }

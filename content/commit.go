@@ -1,0 +1,274 @@
+package content
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/chunk"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// putWorkers is how many goroutines hash and put new chunks during a
+// commit, while the committing goroutine finds chunk boundaries.
+const putWorkers = 2
+
+// layout describes a file to commit: its size, the base it was edited
+// from, which ranges were written, and where its bytes come from.
+type layout struct {
+	size      int64
+	base      Manifest
+	baseLimit int64  // base bytes show through below this offset only
+	dirty     []span // written ranges, sorted and disjoint
+	src       source
+}
+
+// source serves a file's bytes to the chunker.
+type source interface {
+	// view returns the bytes [off, off+n). The slice stays valid and
+	// unchanged until the commit ends. The source may read ahead up to end.
+	view(ctx context.Context, off, n, end int64) ([]byte, error)
+	// reach returns how far past off+n, up to limit, view can serve at
+	// no more chunk fetches than viewing [off, off+n) costs.
+	reach(off, n, limit int64) int64
+}
+
+// bytesSource serves a caller's buffer without copying.
+type bytesSource []byte
+
+func (b bytesSource) view(_ context.Context, off, n, _ int64) ([]byte, error) {
+	return b[off : off+n], nil
+}
+
+func (b bytesSource) reach(_, _, limit int64) int64 { return limit }
+
+// commit turns l into a manifest: inline when small, else holes, reused
+// base chunks and new chunks put to the blob store.
+func (s *Store) commit(ctx context.Context, l *layout) (Manifest, []meta.Object, error) {
+	if l.size == 0 {
+		return Manifest{}, nil, nil
+	}
+	if l.size <= int64(s.opts.InlineMax) {
+		v, err := l.src.view(ctx, 0, l.size, l.size)
+		if err != nil {
+			return Manifest{}, nil, err
+		}
+		data := bytes.Clone(v)
+		h := cas.Sum(data)
+		s.cache.add(h, bytes.Clone(data))
+		m := Manifest{Size: l.size, Inline: true, Extents: []Extent{{Hash: h, Size: l.size}}}
+		return m, []meta.Object{{Hash: h, Data: data}}, nil
+	}
+	exts, err := s.chunkFile(ctx, l)
+	if err != nil {
+		return Manifest{}, nil, err
+	}
+	return Manifest{Size: l.size, Extents: exts}, nil, nil
+}
+
+// run is a range of the new file that is all hole or all data.
+type run struct {
+	off, end int64
+	hole     bool
+}
+
+// runs splits the new file into data runs and holes. Holes are zero ranges
+// nobody wrote: holes of the base and ranges past baseLimit. Holes shorter
+// than minHole become zero bytes of the data around them.
+func (l *layout) runs(minHole int64) []run {
+	var holes []run
+	addHole := func(lo, hi int64) {
+		i := sort.Search(len(l.dirty), func(i int) bool { return l.dirty[i].end() > lo })
+		for pos := lo; pos < hi; {
+			next := hi
+			if i < len(l.dirty) && l.dirty[i].off <= pos {
+				pos = l.dirty[i].end()
+				i++
+				continue
+			}
+			if i < len(l.dirty) {
+				next = min(next, l.dirty[i].off)
+			}
+			if n := len(holes); n > 0 && holes[n-1].end == pos {
+				holes[n-1].end = next
+			} else {
+				holes = append(holes, run{off: pos, end: next, hole: true})
+			}
+			pos = next
+		}
+	}
+	if !l.base.Inline {
+		pos := int64(0)
+		for _, e := range l.base.Extents {
+			if e.Hash.IsZero() && pos < l.baseLimit {
+				addHole(pos, min(pos+e.Size, l.baseLimit))
+			}
+			pos += e.Size
+		}
+	}
+	addHole(l.baseLimit, l.size)
+
+	var out []run
+	pos := int64(0)
+	for _, h := range holes {
+		if h.end-h.off < minHole {
+			continue
+		}
+		if h.off > pos {
+			out = append(out, run{off: pos, end: h.off})
+		}
+		out = append(out, h)
+		pos = h.end
+	}
+	if pos < l.size {
+		out = append(out, run{off: pos, end: l.size})
+	}
+	return out
+}
+
+// baseChunk is a base chunk whose bytes the draft did not change.
+type baseChunk struct {
+	off       int64
+	ext       Extent
+	lastOfRun bool // followed by a hole or the end of the base
+}
+
+// cleanChunks lists the base chunks below baseLimit that no write touched.
+func (l *layout) cleanChunks() []baseChunk {
+	if l.base.Inline {
+		return nil
+	}
+	var out []baseChunk
+	pos := int64(0)
+	exts := l.base.Extents
+	for i, e := range exts {
+		off := pos
+		pos += e.Size
+		if e.Hash.IsZero() || pos > l.baseLimit {
+			continue
+		}
+		j := sort.Search(len(l.dirty), func(j int) bool { return l.dirty[j].end() > off })
+		if j < len(l.dirty) && l.dirty[j].off < pos {
+			continue
+		}
+		last := i == len(exts)-1 || exts[i+1].Hash.IsZero()
+		out = append(out, baseChunk{off: off, ext: e, lastOfRun: last})
+	}
+	return out
+}
+
+// chunkFile chunks the data runs of l, reusing clean base chunks wherever
+// fresh chunking would produce them, and puts new chunks with putWorkers
+// goroutines. It returns the file's extents.
+//
+// A clean base chunk at the position where chunking stands is what
+// chunking would cut there: its bytes are unchanged, and its end was
+// either content-defined (it was not the last chunk of its run, so the cut
+// depended on its bytes only) or is still the end of its run.
+func (s *Store) chunkFile(ctx context.Context, l *layout) ([]Extent, error) {
+	p := s.opts.Params
+	clean := l.cleanChunks()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	type job struct {
+		data []byte
+		hash *cas.Hash
+	}
+	jobs := make(chan job, 2*putWorkers)
+	var wg sync.WaitGroup
+	for range putWorkers {
+		wg.Go(func() {
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				*j.hash = cas.Sum(j.data)
+				if err := s.opts.Blobs.Put(ctx, *j.hash, j.data); err != nil {
+					cancel(fmt.Errorf("put chunk %s: %w", j.hash.Short(), err))
+				}
+			}
+		})
+	}
+
+	var exts []Extent
+	var hashes []*cas.Hash // per extent: set by a worker, or nil
+	plan := func() error {
+		ci := 0
+		for _, r := range l.runs(int64(p.MinSize)) {
+			if r.hole {
+				exts = append(exts, Extent{Size: r.end - r.off})
+				hashes = append(hashes, nil)
+				continue
+			}
+			for pos := r.off; pos < r.end; {
+				for ci < len(clean) && clean[ci].off < pos {
+					ci++
+				}
+				if ci < len(clean) && clean[ci].off == pos {
+					c := clean[ci]
+					if end := pos + c.ext.Size; end < r.end && !c.lastOfRun || end == r.end {
+						exts = append(exts, c.ext)
+						hashes = append(hashes, nil)
+						pos = end
+						continue
+					}
+				}
+				v, n, err := nextChunk(ctx, l.src, p, pos, r.end)
+				if err != nil {
+					return err
+				}
+				h := new(cas.Hash)
+				exts = append(exts, Extent{Size: int64(n)})
+				hashes = append(hashes, h)
+				select {
+				case jobs <- job{data: v[:n], hash: h}:
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+				pos += int64(n)
+			}
+		}
+		return nil
+	}
+	err := plan()
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		err = context.Cause(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hashes {
+		if h != nil {
+			exts[i].Hash = *h
+		}
+	}
+	return exts, nil
+}
+
+// nextChunk cuts the chunk starting at pos of the data run ending at end.
+// It first views what the source serves without fetching chunks, then
+// grows the view one base chunk at a time until the cut is decided, so an
+// edit re-reads as little of the base as it can.
+func nextChunk(ctx context.Context, src source, p chunk.Params, pos, end int64) ([]byte, int, error) {
+	limit := min(pos+int64(p.MaxSize), end)
+	want := src.reach(pos, 0, limit) - pos
+	if want <= int64(p.MinSize) {
+		want = src.reach(pos, int64(p.MinSize)+1, limit) - pos
+	}
+	for {
+		v, err := src.view(ctx, pos, want, end)
+		if err != nil {
+			return nil, 0, err
+		}
+		if n, ok := p.Next(v, pos+want == end); ok {
+			return v, n, nil
+		}
+		want = src.reach(pos, want+1, limit) - pos
+	}
+}

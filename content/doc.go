@@ -1,0 +1,42 @@
+// Package content stores file bytes: small files as inline bodies in
+// metadata, larger ones as content-defined chunks in a blob.Store, named by
+// their BLAKE3 hash, with holes for never-written zero ranges. A Manifest
+// lists a file's extents; its Encode form is what metadata stores.
+//
+// # Writing
+//
+// A Draft buffers a file's dirty ranges over a base manifest (in memory,
+// then in an unlinked temp file past Options.SpillBytes). Commit turns it
+// into a new manifest:
+//   - at most InlineMax bytes: one inline body, returned to the caller as a
+//     meta.Object to store (meta.Tx.PutInline) in the same transaction as
+//     the manifest; nothing is written to the blob store;
+//   - larger: the file splits into data runs and holes. A hole is a zero
+//     range of at least Params.MinSize bytes that was never written (past
+//     the old end of file, or a hole of the base); it costs nothing. Data
+//     runs are chunked with package chunk; new chunks are hashed and put to
+//     the blob store by two workers before Commit returns.
+//
+// Commit reuses base chunks without reading them wherever fresh chunking
+// would reproduce them: a base chunk whose bytes are untouched starts where
+// chunking stands, and whose end was either content-defined or still ends
+// its data run. Re-chunking starts at the first chunk holding a dirty byte
+// and stops as soon as a new boundary lands on such a reusable base chunk,
+// so a small overwrite of a large file reads and puts one or two chunks.
+// The resulting manifest is the one chunking the whole file afresh would
+// give, so edits never degrade deduplication.
+//
+// # Reading
+//
+// ReadAt fetches whole chunks, so every byte returned was verified against
+// its hash: by the blob store, whose contract verifies whole-blob Gets
+// (errdefs.ErrCorrupt), and for inline bodies by this package. Verified
+// bytes sit in an LRU cache bounded by Options.CacheBytes; concurrent reads
+// of one chunk share one fetch. A large read fetches its chunks in
+// parallel, and a read that reaches the end of a chunk starts fetching the
+// next few chunks in the background, so sequential readers find them
+// ready.
+//
+// Manifest.Encode is a versioned, compact varint form; Decode rejects
+// anything Encode could not have produced with errdefs.ErrCorrupt.
+package content

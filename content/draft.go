@@ -1,0 +1,306 @@
+package content
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"sort"
+
+	"github.com/forkspace/forkspace/meta"
+)
+
+// Draft is a file being written: a base manifest plus dirty ranges buffered
+// in memory (spilled to a temp file past Options.SpillBytes). Not safe for
+// concurrent use.
+type Draft struct {
+	s    *Store
+	base Manifest
+	// baseLimit is where base bytes stop showing through: the smallest
+	// size the draft was truncated to since its base. Bytes at or past it
+	// that no write covers read as zeros.
+	baseLimit int64
+	size      int64
+	spans     []span  // written ranges, sorted and disjoint
+	baseEnds  []int64 // end offset of each base extent, built on demand
+	log       dirtyLog
+	closed    bool
+	err       error // a bad base: reads and Commit fail with it
+}
+
+// span maps the file range [off, off+n) to the dirty log at logOff.
+type span struct {
+	off, n, logOff int64
+}
+
+func (sp span) end() int64 { return sp.off + sp.n }
+
+// NewDraft starts a draft over base. If base is inconsistent (extents
+// that do not add up to its size) the draft's reads and Commit fail with
+// errdefs.ErrCorrupt.
+func (s *Store) NewDraft(base Manifest) *Draft {
+	d := &Draft{s: s, base: base, baseLimit: base.Size, size: base.Size, log: dirtyLog{limit: s.opts.SpillBytes}}
+	if err := base.check(); err != nil {
+		d.base, d.baseLimit, d.size, d.err = Manifest{}, 0, 0, err
+	}
+	return d
+}
+
+// Size returns the draft's current size.
+func (d *Draft) Size() int64 { return d.size }
+
+// Dirty reports whether the draft may differ from its base: it was written
+// or resized since NewDraft or the last Commit.
+func (d *Draft) Dirty() bool {
+	return len(d.spans) > 0 || d.size != d.base.Size || d.baseLimit < d.base.Size
+}
+
+// Base returns the manifest the draft's unwritten bytes come from.
+func (d *Draft) Base() Manifest { return d.base }
+
+// WriteAt writes p at off, extending the file (with a hole) as needed. p is
+// not retained. A negative offset or a size past 2^63 fails with
+// fs.ErrInvalid, a discarded draft with fs.ErrClosed.
+func (d *Draft) WriteAt(p []byte, off int64) (int, error) {
+	switch {
+	case d.closed:
+		return 0, fmt.Errorf("write draft: %w", fs.ErrClosed)
+	case off < 0 || int64(len(p)) > math.MaxInt64-off:
+		return 0, fmt.Errorf("write draft at %d: %w", off, fs.ErrInvalid)
+	case len(p) == 0:
+		return 0, nil
+	}
+	logOff, err := d.log.append(p)
+	if err != nil {
+		return 0, fmt.Errorf("write draft: %w", err)
+	}
+	d.insert(span{off: off, n: int64(len(p)), logOff: logOff})
+	d.size = max(d.size, off+int64(len(p)))
+	return len(p), nil
+}
+
+// insert makes ns the only span over its range, trimming the spans it
+// overlaps and merging it with a predecessor it continues in the log.
+func (d *Draft) insert(ns span) {
+	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > ns.off })
+	j := i
+	for j < len(d.spans) && d.spans[j].off < ns.end() {
+		j++
+	}
+	repl := make([]span, 0, 3)
+	at := i // index of ns after the splice
+	if i < j && d.spans[i].off < ns.off {
+		left := d.spans[i]
+		left.n = ns.off - left.off
+		repl = append(repl, left)
+		at++
+	}
+	repl = append(repl, ns)
+	if i < j {
+		if last := d.spans[j-1]; last.end() > ns.end() {
+			cut := ns.end() - last.off
+			repl = append(repl, span{off: ns.end(), n: last.n - cut, logOff: last.logOff + cut})
+		}
+	}
+	d.spans = append(d.spans[:i], append(repl, d.spans[j:]...)...)
+	// Merge a sequential write into the span before it.
+	if at > 0 {
+		if prev := d.spans[at-1]; prev.end() == ns.off && prev.logOff+prev.n == ns.logOff {
+			d.spans[at-1].n += ns.n
+			d.spans = append(d.spans[:at], d.spans[at+1:]...)
+		}
+	}
+}
+
+// Truncate sets the draft's size; growth reads as zeros. A negative size
+// fails with fs.ErrInvalid.
+func (d *Draft) Truncate(size int64) error {
+	switch {
+	case d.closed:
+		return fmt.Errorf("truncate draft: %w", fs.ErrClosed)
+	case size < 0:
+		return fmt.Errorf("truncate draft to %d: %w", size, fs.ErrInvalid)
+	}
+	if size < d.size {
+		i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > size })
+		if i < len(d.spans) && d.spans[i].off < size {
+			d.spans[i].n = size - d.spans[i].off
+			i++
+		}
+		d.spans = d.spans[:i]
+		d.baseLimit = min(d.baseLimit, size)
+	}
+	d.size = size
+	return nil
+}
+
+// ReadAt reads the draft's current bytes with io.ReaderAt semantics.
+func (d *Draft) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	switch {
+	case d.closed:
+		return 0, fmt.Errorf("read draft: %w", fs.ErrClosed)
+	case d.err != nil:
+		return 0, fmt.Errorf("read draft: %w", d.err)
+	case off < 0:
+		return 0, fmt.Errorf("read draft at %d: %w", off, fs.ErrInvalid)
+	case off >= d.size:
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), d.size-off))
+	if err := d.readAt(ctx, p[:n], off, true); err != nil {
+		return 0, fmt.Errorf("read draft: %w", err)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// readAt fills p, which must lie within the draft, from the dirty log, the
+// base and zeros; ahead allows reading ahead in the base.
+func (d *Draft) readAt(ctx context.Context, p []byte, off int64, ahead bool) error {
+	end := off + int64(len(p))
+	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > off })
+	for pos := off; pos < end; {
+		if i < len(d.spans) && d.spans[i].off <= pos {
+			sp := d.spans[i]
+			hi := min(end, sp.end())
+			if err := d.log.readAt(p[pos-off:hi-off], sp.logOff+pos-sp.off); err != nil {
+				return err
+			}
+			pos = hi
+			i++
+			continue
+		}
+		next := end
+		if i < len(d.spans) {
+			next = min(next, d.spans[i].off)
+		}
+		if pos < d.baseLimit {
+			hi := min(next, d.baseLimit)
+			if err := d.s.readExtents(ctx, d.base, p[pos-off:hi-off], pos, ahead); err != nil {
+				return err
+			}
+			pos = hi
+		}
+		clear(p[pos-off : next-off])
+		pos = next
+	}
+	return nil
+}
+
+// Commit stores the draft's bytes: new chunks go to the blob store before
+// Commit returns; a body of at most InlineMax bytes is returned in inline
+// for the caller to write (meta.Tx.PutInline) in the same transaction as the
+// manifest. Unchanged chunks of the base are reused without being read when
+// chunk boundaries allow. The draft stays usable; after Commit its base is
+// the returned manifest. A draft that is not Dirty returns its base and no
+// inline body. On error the draft is unchanged.
+func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, err error) {
+	switch {
+	case d.closed:
+		return Manifest{}, nil, fmt.Errorf("commit draft: %w", fs.ErrClosed)
+	case d.s.err != nil || d.err != nil:
+		return Manifest{}, nil, fmt.Errorf("commit draft: %w", errors.Join(d.s.err, d.err))
+	case !d.Dirty():
+		return d.base, nil, nil
+	}
+	l := &layout{size: d.size, base: d.base, baseLimit: d.baseLimit, dirty: d.spans, src: &draftSource{d: d}}
+	m, inline, err = d.s.commit(ctx, l)
+	if err != nil {
+		return Manifest{}, nil, fmt.Errorf("commit draft: %w", err)
+	}
+	d.base, d.baseLimit, d.size, d.spans, d.baseEnds = m, m.Size, m.Size, nil, nil
+	d.log.reset()
+	return m, inline, nil
+}
+
+// Discard releases the draft's buffers. Later calls other than Size, Dirty
+// and Base fail with fs.ErrClosed; Discard is idempotent.
+func (d *Draft) Discard() {
+	d.closed = true
+	d.spans = nil
+	d.log.reset()
+}
+
+// draftSource serves a draft's bytes to the chunker through windows that
+// are never reused, so chunk slices stay valid while workers put them.
+type draftSource struct {
+	d      *Draft
+	win    []byte
+	winOff int64
+}
+
+// windowBytes is how much of a draft the chunker reads at once.
+const windowBytes = 16 << 20
+
+func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, error) {
+	if off >= s.winOff && off+n <= s.winOff+int64(len(s.win)) {
+		return s.win[off-s.winOff:][:n], nil
+	}
+	win := make([]byte, s.d.reach(off+n, min(end, off+max(n, windowBytes)))-off)
+	kept := 0
+	if off >= s.winOff && off < s.winOff+int64(len(s.win)) {
+		kept = copy(win, s.win[off-s.winOff:])
+	}
+	if err := s.d.readAt(ctx, win[kept:], off+int64(kept), false); err != nil {
+		return nil, err
+	}
+	s.win, s.winOff = win, off
+	return win[:n], nil
+}
+
+func (s *draftSource) reach(off, n, limit int64) int64 { return s.d.reach(off+n, limit) }
+
+// reach returns how far past e, up to limit, the draft's bytes cost no
+// chunk fetch beyond the one that byte e-1 needs: written bytes, zeros,
+// base holes, and the rest of the base chunk holding byte e-1.
+func (d *Draft) reach(e, limit int64) int64 {
+	if e > 0 && e-1 < d.baseLimit && !d.written(e-1) {
+		if i, start := d.baseExtent(e - 1); !d.base.Extents[i].Hash.IsZero() {
+			e = min(start+d.base.Extents[i].Size, d.baseLimit)
+		}
+	}
+	for e < limit {
+		i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > e })
+		switch {
+		case i < len(d.spans) && d.spans[i].off <= e:
+			e = d.spans[i].end()
+		case e >= d.baseLimit:
+			return limit
+		default:
+			j, start := d.baseExtent(e)
+			if !d.base.Extents[j].Hash.IsZero() {
+				return e
+			}
+			e = min(start+d.base.Extents[j].Size, d.baseLimit)
+			if i < len(d.spans) {
+				e = min(e, d.spans[i].off)
+			}
+		}
+	}
+	return limit
+}
+
+// written reports whether a write covers byte x.
+func (d *Draft) written(x int64) bool {
+	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > x })
+	return i < len(d.spans) && d.spans[i].off <= x
+}
+
+// baseExtent returns the index and offset of the base extent holding byte
+// x, which must be below baseLimit.
+func (d *Draft) baseExtent(x int64) (int, int64) {
+	if d.baseEnds == nil {
+		d.baseEnds = make([]int64, len(d.base.Extents))
+		end := int64(0)
+		for i, e := range d.base.Extents {
+			end += e.Size
+			d.baseEnds[i] = end
+		}
+	}
+	i := sort.Search(len(d.baseEnds), func(i int) bool { return d.baseEnds[i] > x })
+	return i, d.baseEnds[i] - d.base.Extents[i].Size
+}

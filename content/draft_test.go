@@ -1,0 +1,143 @@
+package content_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/forkspace/forkspace/content"
+	"pgregory.net/rapid"
+)
+
+// TestDraftModel runs random writes, truncations and commits against a
+// plain byte slice and checks reads of the draft and of every committed
+// manifest, and that committed manifests chunk the file canonically.
+func TestDraftModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		opts := content.Options{
+			Params:     small,
+			InlineMax:  rapid.IntRange(1, 600).Draw(rt, "inlineMax"),
+			SpillBytes: rapid.SampledFrom([]int64{512, 1 << 20}).Draw(rt, "spill"),
+			CacheBytes: rapid.SampledFrom([]int64{4096, 1 << 20}).Draw(rt, "cache"),
+		}
+		e := newEnv(t, opts)
+		model := randomBytes(rapid.Uint64().Draw(rt, "seed"), rapid.IntRange(0, 20_000).Draw(rt, "initial"))
+		d := e.store.NewDraft(e.write(rt, model))
+		defer func() { d.Discard() }()
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"write": func(rt *rapid.T) {
+				off := rapid.IntRange(0, len(model)+2000).Draw(rt, "off")
+				p := randomBytes(rapid.Uint64().Draw(rt, "seed"), rapid.IntRange(1, 3000).Draw(rt, "len"))
+				mustWrite(rt, d, p, int64(off))
+				if end := off + len(p); end > len(model) {
+					model = append(model, make([]byte, end-len(model))...)
+				}
+				copy(model[off:], p)
+			},
+			"truncate": func(rt *rapid.T) {
+				size := rapid.IntRange(0, len(model)+3000).Draw(rt, "size")
+				if err := d.Truncate(int64(size)); err != nil {
+					rt.Fatal(err)
+				}
+				if size < len(model) {
+					model = model[:size]
+				} else {
+					model = append(model, make([]byte, size-len(model))...)
+				}
+			},
+			"commit": func(rt *rapid.T) {
+				m := e.commit(rt, d)
+				checkManifest(rt, e, m, model)
+				if rapid.Bool().Draw(rt, "fresh draft") {
+					d.Discard()
+					d = e.store.NewDraft(m)
+				}
+				if d.Dirty() {
+					rt.Fatal("draft dirty right after commit")
+				}
+			},
+			"": func(rt *rapid.T) {
+				if d.Size() != int64(len(model)) {
+					rt.Fatalf("draft size %d, model %d", d.Size(), len(model))
+				}
+				if len(model) == 0 {
+					return
+				}
+				off := rapid.IntRange(0, len(model)-1).Draw(rt, "read off")
+				n := rapid.IntRange(1, len(model)-off).Draw(rt, "read len")
+				buf := make([]byte, n)
+				if _, err := d.ReadAt(context.Background(), buf, int64(off)); err != nil {
+					rt.Fatalf("draft read: %v", err)
+				}
+				if !bytes.Equal(buf, model[off:off+n]) {
+					rt.Fatalf("draft read [%d,+%d) differs from model", off, n)
+				}
+			},
+		})
+	})
+}
+
+// checkManifest verifies m against the model bytes: contents through a
+// cold store, the encoding, inline placement, hole sizes and that every
+// data run is chunked as chunking it afresh would.
+func checkManifest(rt *rapid.T, e *env, m content.Manifest, model []byte) {
+	if m.Size != int64(len(model)) {
+		rt.Fatalf("manifest size %d, model %d", m.Size, len(model))
+	}
+	if got := readAll(rt, e.reopen(), m); !bytes.Equal(got, model) {
+		rt.Fatal("committed bytes differ from model")
+	}
+	if again, err := content.Decode(m.Encode()); err != nil || len(again.Extents) != len(m.Extents) {
+		rt.Fatalf("manifest does not survive encoding: %v", err)
+	}
+	if inline := m.Size > 0 && m.Size <= int64(e.opts.InlineMax); m.Inline != inline {
+		rt.Fatalf("%d-byte file with inline max %d: inline %v", m.Size, e.opts.InlineMax, m.Inline)
+	}
+	if m.Inline {
+		return
+	}
+	var runStart int64
+	var runSizes []int64
+	checkRun := func(end int64) {
+		want := fresh(model[runStart:end])
+		if len(want) != len(runSizes) {
+			rt.Fatalf("data run [%d,%d): %d chunks %v, fresh chunking gives %v", runStart, end, len(runSizes), runSizes, want)
+		}
+		for i := range want {
+			if want[i] != runSizes[i] {
+				rt.Fatalf("data run [%d,%d): chunks %v, fresh chunking gives %v", runStart, end, runSizes, want)
+			}
+		}
+		runSizes = nil
+	}
+	pos := int64(0)
+	for _, x := range m.Extents {
+		if x.Hash.IsZero() {
+			if x.Size < int64(small.MinSize) {
+				rt.Fatalf("hole of %d bytes, shorter than min chunk %d", x.Size, small.MinSize)
+			}
+			if len(runSizes) > 0 {
+				checkRun(pos)
+			}
+			runStart = pos + x.Size
+		} else {
+			runSizes = append(runSizes, x.Size)
+		}
+		pos += x.Size
+	}
+	if len(runSizes) > 0 {
+		checkRun(pos)
+	}
+}
+
+// fresh returns the chunk sizes of data chunked from scratch.
+func fresh(data []byte) []int64 {
+	var out []int64
+	for len(data) > 0 {
+		n := small.Cut(data)
+		out = append(out, int64(n))
+		data = data[n:]
+	}
+	return out
+}

@@ -1,0 +1,145 @@
+package content_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/forkspace/forkspace/blob"
+	"github.com/forkspace/forkspace/blob/memblob"
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/chunk"
+	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// small chunk parameters make many chunks out of little data.
+var small = chunk.Params{MinSize: 64, AvgSize: 256, MaxSize: 1024}
+
+// fakeMeta serves inline bodies from a map; callers store the bodies
+// Commit and Write return. Other meta.Store methods are not used by
+// package content and panic.
+type fakeMeta struct {
+	meta.Store
+	mu     sync.Mutex
+	bodies map[cas.Hash][]byte
+}
+
+func newFakeMeta() *fakeMeta { return &fakeMeta{bodies: map[cas.Hash][]byte{}} }
+
+func (f *fakeMeta) GetInline(_ context.Context, h cas.Hash) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.bodies[h]
+	if !ok {
+		return nil, fmt.Errorf("get inline %s: %w", h.Short(), fs.ErrNotExist)
+	}
+	return append([]byte(nil), b...), nil
+}
+
+func (f *fakeMeta) put(objs []meta.Object) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, o := range objs {
+		f.bodies[o.Hash] = append([]byte(nil), o.Data...)
+	}
+}
+
+// countingBlobs counts Puts and Gets of the store it wraps.
+type countingBlobs struct {
+	blob.Store
+	puts, gets atomic.Int64
+}
+
+func (c *countingBlobs) Put(ctx context.Context, id cas.Hash, data []byte) error {
+	c.puts.Add(1)
+	return c.Store.Put(ctx, id, data)
+}
+
+func (c *countingBlobs) Get(ctx context.Context, id cas.Hash, off, length int64) ([]byte, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, id, off, length)
+}
+
+// fataler is what helpers need of testing.TB and *rapid.T alike.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+type env struct {
+	store *content.Store
+	meta  *fakeMeta
+	blobs *countingBlobs
+	opts  content.Options
+}
+
+// newEnv returns a content store over memblob and a fake meta; opts
+// supplies everything but Blobs and Meta.
+func newEnv(t testing.TB, opts content.Options) *env {
+	t.Helper()
+	e := &env{meta: newFakeMeta(), blobs: &countingBlobs{Store: memblob.New()}}
+	t.Cleanup(func() { _ = e.blobs.Close() })
+	opts.Blobs, opts.Meta = e.blobs, e.meta
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("options: %v", err)
+	}
+	e.opts = opts
+	e.store = content.New(opts)
+	return e
+}
+
+// reopen returns a store over the same blobs and meta with a cold cache.
+func (e *env) reopen() *content.Store { return content.New(e.opts) }
+
+func (e *env) write(t fataler, data []byte) content.Manifest {
+	t.Helper()
+	m, inline, err := e.store.Write(context.Background(), data)
+	if err != nil {
+		t.Fatalf("write %d bytes: %v", len(data), err)
+	}
+	e.meta.put(inline)
+	return m
+}
+
+func (e *env) commit(t fataler, d *content.Draft) content.Manifest {
+	t.Helper()
+	m, inline, err := d.Commit(context.Background())
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	e.meta.put(inline)
+	return m
+}
+
+// readAll reads a whole file through s.
+func readAll(t fataler, s *content.Store, m content.Manifest) []byte {
+	t.Helper()
+	buf := make([]byte, m.Size)
+	if m.Size == 0 {
+		return buf
+	}
+	if n, err := s.ReadAt(context.Background(), m, buf, 0); err != nil || int64(n) != m.Size {
+		t.Fatalf("read %d bytes: got %d, %v", m.Size, n, err)
+	}
+	return buf
+}
+
+func randomBytes(seed uint64, n int) []byte {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for i := 0; i+8 <= n; i += 8 {
+		v := r.Uint64()
+		for k := range 8 {
+			b[i+k] = byte(v >> (8 * k))
+		}
+	}
+	for i := n &^ 7; i < n; i++ {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
