@@ -34,6 +34,20 @@ func (p Params) Cut(data []byte) int {
 	return n
 }
 
+// Next is Cut for a prefix of the input: it returns the length of the
+// first chunk and true when data decides it, that is when atEOF says data
+// is the rest of the input, when data holds MaxSize bytes, or when a
+// content-defined boundary falls before its last byte. Otherwise it
+// returns 0 and false: read more and call again. A true result equals what
+// Cut returns for the whole input.
+func (p Params) Next(data []byte, atEOF bool) (int, bool) {
+	n := p.Cut(data)
+	if atEOF || len(data) >= p.MaxSize || n < len(data) {
+		return n, true
+	}
+	return 0, false
+}
+
 // Split reads r to the end and calls fn with each chunk in order. data is
 // valid only during fn. An error from fn stops Split and is returned; an
 // error from r is returned wrapped. Empty input yields no chunks. Invalid p

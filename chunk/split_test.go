@@ -199,6 +199,15 @@ func FuzzSplit(f *testing.F) {
 				t.Fatalf("chunk %d of %d has size %d, outside [%d, %d]", i, len(lens), n, small.MinSize, small.MaxSize)
 			}
 		}
+		// Next on any prefix agrees with Cut on the whole input.
+		if len(data) > 0 {
+			want := small.Cut(data)
+			for k := range len(data) + 1 {
+				if n, ok := small.Next(data[:k], k == len(data)); ok && n != want {
+					t.Fatalf("Next on %d of %d bytes = %d, Cut = %d", k, len(data), n, want)
+				}
+			}
+		}
 		// Boundaries do not depend on how the input is read.
 		if want := sizes(t, data, small); !equal(lens, want) {
 			t.Fatalf("short reads changed boundaries: %v vs %v", lens, want)
