@@ -1,0 +1,52 @@
+// Package transfer copies file trees between the host and a workspace (any
+// *vfs.FS: a live head or a read-only checkpoint view), in four shapes:
+// ImportDir and ImportTar write into a workspace, ExportDir and ExportTar
+// read out of one.
+//
+// # What is preserved
+//
+// Entry types (regular files, directories, symbolic links), permission bits
+// with setuid/setgid/sticky, modification and access times (nanoseconds;
+// tar archives are written in PAX format so they keep them), symbolic link
+// targets verbatim, hard links (host inodes by device and inode number,
+// workspace inodes by vfs.Attr.Ino, tar TypeLink entries) and empty
+// directories. Owners are recorded on import; export to a directory sets
+// them only when the process runs as root, best effort. Workspaces cannot
+// set the times or owner of a symbolic link itself (vfs follows the link),
+// so those two attributes of links are not carried into a workspace.
+// Devices, FIFOs and sockets have no workspace form: Options.Skip decides.
+//
+// # Safety
+//
+// Every entry name is checked before anything is written: absolute names,
+// ".." elements and hard links to anything this transfer did not write are
+// rejected with an error wrapping fs.ErrInvalid, and nothing outside the
+// target path is ever written. Writers never follow a symbolic link below
+// the target: in a workspace every parent is checked with Lstat and an
+// entry that would be written through a link is rejected; on the host every
+// directory is opened component by component with O_NOFOLLOW and files are
+// created with O_EXCL|O_NOFOLLOW relative to their directory descriptor
+// (Linux *at system calls), so a link planted in the destination is never
+// traversed. Symbolic links are created with their targets as given; they
+// are data, not followed.
+//
+// # Existing entries
+//
+// Imports and exports merge into the target: directories are reused, a
+// non-directory entry replaces an existing non-directory (it is removed
+// first, never written through), and a type clash between a directory and
+// anything else fails with fs.ErrExist. Directory modes and times are
+// applied after their contents are written, so read-only directories and
+// directory mtimes come out as in the source.
+//
+// # Streaming and progress
+//
+// File contents are streamed through fixed buffers (OpenFile and Write on
+// the workspace side), never read whole into memory. Options.Progress, when
+// set, is called as entries and bytes complete; totals are counted by a
+// metadata-only pre-scan for directories and workspaces and are unknown (-1)
+// for tar streams.
+//
+// Functions here are safe to call concurrently on different targets; two
+// transfers into the same target race like any two writers.
+package transfer

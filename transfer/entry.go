@@ -1,0 +1,217 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+)
+
+// kind is the type of an entry.
+type kind uint8
+
+const (
+	kindDir kind = iota + 1
+	kindFile
+	kindSymlink
+	// kindHardlink is another name for an entry written earlier in the
+	// same transfer (entry.target).
+	kindHardlink
+)
+
+// entry is one item of a tree in transit, named relative to the tree's root
+// ("." is the root directory itself).
+type entry struct {
+	name   string
+	kind   kind
+	mode   fs.FileMode // permission and setuid/setgid/sticky bits
+	uid    int
+	gid    int
+	mtime  time.Time
+	atime  time.Time // zero when unknown
+	size   int64     // regular files
+	target string    // symlink target, or hard-link target name
+}
+
+// source produces a tree's entries in pre-order (a directory before its
+// contents). fn receives each entry and, for regular files, its contents
+// (valid only during the call).
+type source interface {
+	walk(ctx context.Context, fn func(e *entry, body io.Reader) error) error
+}
+
+// counter is a source that can count its entries and file bytes cheaply,
+// without reading contents.
+type counter interface {
+	count(ctx context.Context) (files, bytes int64, err error)
+}
+
+// sink writes entries under a target. finish applies what had to wait for
+// the whole tree (directory modes and times); close releases resources.
+type sink interface {
+	put(ctx context.Context, e *entry, body io.Reader) error
+	finish(ctx context.Context) error
+	close() error
+}
+
+// run copies src into dst, validating every entry first.
+func run(ctx context.Context, op string, src source, dst sink, opts Options) (err error) {
+	defer func() { err = errors.Join(err, dst.close()) }()
+	files, bytes := int64(-1), int64(-1)
+	if c, ok := src.(counter); ok && opts.Progress != nil {
+		if files, bytes, err = c.count(ctx); err != nil {
+			return fmt.Errorf("%s: count: %w", op, err)
+		}
+	}
+	m := newMeter(opts.Progress, files, bytes)
+	written := make(map[string]bool) // non-directory names written so far
+	err = src.walk(ctx, func(e *entry, body io.Reader) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := check(e, written); err != nil {
+			return &fs.PathError{Op: op, Path: e.name, Err: err}
+		}
+		if body != nil {
+			body = &reader{ctx: ctx, r: body, m: m}
+		}
+		if err := dst.put(ctx, e, body); err != nil {
+			return errorAt(op, e.name, err)
+		}
+		if e.kind != kindDir {
+			written[e.name] = true
+		}
+		m.entry()
+		return nil
+	})
+	if err != nil {
+		return errorAt(op, "", err)
+	}
+	if err := dst.finish(ctx); err != nil {
+		return errorAt(op, "", err)
+	}
+	return nil
+}
+
+// errorAt keeps an existing *fs.PathError (it names the failing path) and
+// wraps anything else as one for name.
+func errorAt(op, name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if name == "" {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// check validates an entry's names: a clean relative path, and a hard link
+// only to a non-directory already written by this transfer.
+func check(e *entry, written map[string]bool) error {
+	if !validName(e.name) || (e.name == "." && e.kind != kindDir) {
+		return fmt.Errorf("%w: bad entry name", fs.ErrInvalid)
+	}
+	if e.kind == kindHardlink && !written[e.target] {
+		return fmt.Errorf("%w: hard link to %q, which is not an earlier entry of this transfer", fs.ErrInvalid, e.target)
+	}
+	return nil
+}
+
+// validName reports whether name is "." or a relative slash path without
+// empty, "." or ".." elements or NUL bytes. Unlike fs.ValidPath it accepts
+// any bytes, as host file names may not be UTF-8.
+func validName(name string) bool {
+	if name == "." {
+		return true
+	}
+	if name == "" || strings.IndexByte(name, 0) >= 0 {
+		return false
+	}
+	for elem := range strings.SplitSeq(name, "/") {
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanName turns an archive entry name into a clean relative name: a
+// leading "./" and trailing "/" are dropped, "." elements removed; absolute
+// names and ".." elements are rejected (not clamped), wrapping
+// fs.ErrInvalid.
+func cleanName(name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("%w: empty name", fs.ErrInvalid)
+	}
+	if strings.HasPrefix(name, "/") {
+		return "", fmt.Errorf("%w: absolute name %q", fs.ErrInvalid, name)
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return "", fmt.Errorf("%w: NUL byte in name %q", fs.ErrInvalid, name)
+	}
+	for elem := range strings.SplitSeq(name, "/") {
+		if elem == ".." {
+			return "", fmt.Errorf("%w: name %q escapes the target", fs.ErrInvalid, name)
+		}
+	}
+	return path.Clean(name), nil
+}
+
+// split returns the parent and base of a clean relative name ("." for a
+// top-level entry's parent).
+func split(name string) (dir, base string) {
+	dir, base = path.Split(name)
+	if dir == "" {
+		return ".", base
+	}
+	return strings.TrimSuffix(dir, "/"), base
+}
+
+// unixMode converts the permission and special bits of m to Unix bits.
+func unixMode(m fs.FileMode) uint32 {
+	p := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		p |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		p |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		p |= 0o1000
+	}
+	return p
+}
+
+// modeBits keeps the bits of m an entry carries.
+func modeBits(m fs.FileMode) fs.FileMode {
+	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+}
+
+// unsupported reports a source entry that has no workspace form through
+// skip, or as an error wrapping errors.ErrUnsupported.
+func unsupported(skip func(string, error) error, name string, m fs.FileMode) error {
+	err := &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: %s entries are not supported", errors.ErrUnsupported, typeName(m))}
+	if skip == nil {
+		return err
+	}
+	return skip(name, err)
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDevice != 0 && m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}

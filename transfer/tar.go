@@ -1,0 +1,166 @@
+package transfer
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+)
+
+// tarSource reads entries from a tar stream, plain or gzip-compressed.
+type tarSource struct {
+	r    io.Reader
+	skip func(string, error) error
+}
+
+var _ source = (*tarSource)(nil)
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+func (s *tarSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) error {
+	br := bufio.NewReader(s.r)
+	var r io.Reader = br
+	if magic, err := br.Peek(2); err == nil && string(magic) == string(gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("read gzip: %w: %w", fs.ErrInvalid, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	tr := tar.NewReader(r)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read tar: %w: %w", fs.ErrInvalid, err)
+		}
+		e, err := tarEntry(h)
+		if errors.Is(err, errors.ErrUnsupported) {
+			if err := unsupported(s.skip, h.Name, h.FileInfo().Mode()); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "read tar", Path: h.Name, Err: err}
+		}
+		if e == nil {
+			continue
+		}
+		var body io.Reader
+		if e.kind == kindFile {
+			body = tr
+		}
+		if err := fn(e, body); err != nil {
+			return err
+		}
+	}
+}
+
+// tarEntry converts a header; it returns nil for headers that carry no
+// entry (global PAX headers) and errors.ErrUnsupported for devices and
+// FIFOs.
+func tarEntry(h *tar.Header) (*entry, error) {
+	if h.Typeflag == tar.TypeXGlobalHeader {
+		return nil, nil
+	}
+	name, err := cleanName(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	e := &entry{
+		name: name, mode: modeBits(h.FileInfo().Mode()), uid: h.Uid, gid: h.Gid,
+		mtime: h.ModTime, atime: h.AccessTime, size: h.Size,
+	}
+	switch h.Typeflag {
+	case tar.TypeReg, tar.TypeRegA:
+		e.kind = kindFile
+	case tar.TypeDir:
+		e.kind, e.size = kindDir, 0
+	case tar.TypeSymlink:
+		e.kind, e.size, e.target = kindSymlink, 0, h.Linkname
+	case tar.TypeLink:
+		if e.target, err = cleanName(h.Linkname); err != nil {
+			return nil, fmt.Errorf("hard link: %w", err)
+		}
+		e.kind, e.size = kindHardlink, 0
+	default:
+		return nil, errors.ErrUnsupported
+	}
+	return e, nil
+}
+
+// tarSink writes entries as a PAX tar stream (nanosecond times), gzip
+// compressed if asked. Names are relative; directories end in "/"; the
+// root directory itself is not written.
+type tarSink struct {
+	tw  *tar.Writer
+	zw  *gzip.Writer
+	buf []byte
+}
+
+var _ sink = (*tarSink)(nil)
+
+func newTarSink(w io.Writer, gz bool) *tarSink {
+	s := &tarSink{}
+	if gz {
+		s.zw = gzip.NewWriter(w)
+		w = s.zw
+	}
+	s.tw = tar.NewWriter(w)
+	return s
+}
+
+func (s *tarSink) put(_ context.Context, e *entry, body io.Reader) error {
+	if e.name == "." {
+		return nil
+	}
+	h := &tar.Header{
+		Name: e.name, Mode: int64(unixMode(e.mode)), Uid: e.uid, Gid: e.gid,
+		ModTime: e.mtime, AccessTime: e.atime, Format: tar.FormatPAX,
+	}
+	switch e.kind {
+	case kindDir:
+		h.Typeflag, h.Name = tar.TypeDir, e.name+"/"
+	case kindSymlink:
+		h.Typeflag, h.Linkname = tar.TypeSymlink, e.target
+	case kindHardlink:
+		h.Typeflag, h.Linkname = tar.TypeLink, e.target
+	default:
+		h.Typeflag, h.Size = tar.TypeReg, e.size
+	}
+	if err := s.tw.WriteHeader(h); err != nil {
+		return err
+	}
+	if body == nil {
+		return nil
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, bufSize)
+	}
+	_, err := io.CopyBuffer(s.tw, body, s.buf)
+	return err
+}
+
+// finish completes the archive (and the gzip stream).
+func (s *tarSink) finish(context.Context) error {
+	if err := s.tw.Close(); err != nil {
+		return err
+	}
+	if s.zw != nil {
+		return s.zw.Close()
+	}
+	return nil
+}
+
+func (s *tarSink) close() error { return nil }

@@ -1,0 +1,145 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"path"
+
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// wsSource reads a tree of a workspace (live or a snapshot) in name order.
+type wsSource struct {
+	fs   *vfs.FS
+	root string // a vfs path
+}
+
+var (
+	_ source  = (*wsSource)(nil)
+	_ counter = (*wsSource)(nil)
+)
+
+func newWSSource(src *vfs.FS, srcPath string) (*wsSource, error) {
+	root, err := vfs.CleanPath(srcPath)
+	if err != nil {
+		return nil, err
+	}
+	return &wsSource{fs: src, root: root}, nil
+}
+
+func (s *wsSource) join(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// walk emits the root (following a link named by the caller) and, for a
+// directory, everything beneath it. A regular file as root is emitted
+// under its base name.
+func (s *wsSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) error {
+	return s.visit(ctx, true, fn)
+}
+
+func (s *wsSource) count(ctx context.Context) (files, bytes int64, err error) {
+	err = s.visit(ctx, false, func(e *entry, _ io.Reader) error {
+		files++
+		if e.kind == kindFile {
+			bytes += e.size
+		}
+		return nil
+	})
+	return files, bytes, err
+}
+
+// visit walks the tree; with bodies it opens each regular file for fn.
+func (s *wsSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.Reader) error) error {
+	fi, err := s.fs.Stat(ctx, s.root)
+	if err != nil {
+		return err
+	}
+	seen := make(map[uint64]string) // inode → first name, for hard links
+	if !fi.IsDir() {
+		return s.emit(ctx, path.Base(s.root), s.root, fi, seen, bodies, fn)
+	}
+	if err := fn(s.entry(".", fi), nil); err != nil {
+		return err
+	}
+	return s.dir(ctx, s.root, ".", seen, bodies, fn)
+}
+
+func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]string, bodies bool, fn func(*entry, io.Reader) error) error {
+	des, err := s.fs.ReadDir(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, de := range des {
+		fi, err := de.Info()
+		if err != nil {
+			return err
+		}
+		cp, cn := s.join(p, de.Name()), s.join(name, de.Name())
+		if err := s.emit(ctx, cn, cp, fi, seen, bodies, fn); err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			if err := s.dir(ctx, cp, cn, seen, bodies, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emit passes one entry (a directory without its contents) to fn.
+func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, seen map[uint64]string, bodies bool, fn func(*entry, io.Reader) error) error {
+	e := s.entry(name, fi)
+	if a, ok := fi.Sys().(*vfs.Attr); ok && !fi.IsDir() && a.Nlink > 1 {
+		if first, ok := seen[a.Ino]; ok {
+			e.kind, e.target, e.size = kindHardlink, first, 0
+			return fn(e, nil)
+		}
+		seen[a.Ino] = name
+	}
+	switch e.kind {
+	case kindSymlink:
+		t, err := s.fs.Readlink(ctx, p)
+		if err != nil {
+			return err
+		}
+		e.target = t
+	case kindFile:
+		if bodies {
+			return s.file(ctx, p, e, fn)
+		}
+	}
+	return fn(e, nil)
+}
+
+func (s *wsSource) file(ctx context.Context, p string, e *entry, fn func(*entry, io.Reader) error) error {
+	f, err := s.fs.Open(ctx, p)
+	if err != nil {
+		return err
+	}
+	err = fn(e, io.LimitReader(f, e.size))
+	return errors.Join(err, f.Close())
+}
+
+// entry describes fi (its Sys is a *vfs.Attr) under name.
+func (s *wsSource) entry(name string, fi fs.FileInfo) *entry {
+	e := &entry{name: name, mode: modeBits(fi.Mode()), mtime: fi.ModTime(), size: fi.Size()}
+	switch {
+	case fi.IsDir():
+		e.kind, e.size = kindDir, 0
+	case fi.Mode()&fs.ModeSymlink != 0:
+		e.kind, e.size = kindSymlink, 0
+	default:
+		e.kind = kindFile
+	}
+	if a, ok := fi.Sys().(*vfs.Attr); ok {
+		e.uid, e.gid, e.atime = int(a.Uid), int(a.Gid), a.Atime
+	}
+	return e
+}
