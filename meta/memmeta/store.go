@@ -53,7 +53,9 @@ func (s *Store) Update(ctx context.Context, fn func(meta.Tx) error) error {
 		return fmt.Errorf("update: %w", err)
 	}
 	next := *s.current.Load()
-	if err := fn(&tx{store: s, s: &next}); err != nil {
+	t := &tx{store: s, s: &next}
+	defer t.finished.Store(true)
+	if err := fn(t); err != nil {
 		return err
 	}
 	s.current.Store(&next)

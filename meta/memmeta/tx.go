@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/forkspace/forkspace/cas"
@@ -21,14 +22,28 @@ type tx struct {
 	s        *state
 	readOnly bool
 	owned    owned
+	// finished is set when the Update function returned: a leaked Tx must
+	// not change a published snapshot.
+	finished atomic.Bool
 }
 
 var _ meta.Tx = (*tx)(nil)
 
-// write checks that the transaction may write and makes table private.
-func (t *tx) write(op, table string, copyTable func()) error {
+// writable fails unless the transaction may write.
+func (t *tx) writable(op string) error {
 	if t.readOnly {
 		return fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
+	}
+	if t.finished.Load() {
+		return fmt.Errorf("%s: transaction used after its function returned: %w", op, fs.ErrClosed)
+	}
+	return nil
+}
+
+// write checks that the transaction may write and makes table private.
+func (t *tx) write(op, table string, copyTable func()) error {
+	if err := t.writable(op); err != nil {
+		return err
 	}
 	t.owned.own(table, copyTable)
 	return nil
@@ -254,8 +269,8 @@ func (t *tx) DeleteCheckpoint(id string) error {
 // PutStaged implements meta.Tx.
 func (t *tx) PutStaged(workspaceID string, rows []meta.Staged) error {
 	op := fmt.Sprintf("put staging rows of workspace %q", workspaceID)
-	if t.readOnly {
-		return fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
+	if err := t.writable(op); err != nil {
+		return err
 	}
 	if _, ok := t.s.workspaces[workspaceID]; !ok {
 		return notExist(op)
@@ -287,8 +302,8 @@ func (t *tx) Staged(workspaceID string) ([]meta.Staged, error) {
 
 // DeleteStaged implements meta.Tx.
 func (t *tx) DeleteStaged(workspaceID string, maxSeq int64) error {
-	if t.readOnly {
-		return fmt.Errorf("delete staging rows of workspace %q: %w: view transaction", workspaceID, errdefs.ErrReadOnly)
+	if err := t.writable(fmt.Sprintf("delete staging rows of workspace %q", workspaceID)); err != nil {
+		return err
 	}
 	if _, ok := t.s.staging[workspaceID]; !ok {
 		return nil

@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 		{"UpdatePanic", testUpdatePanic},
 		{"UpdateConcurrent", testUpdateConcurrent},
 		{"ViewIsolation", testViewIsolation},
+		{"TxAfterReturn", testTxAfterReturn},
 		{"ViewReadOnly", testViewReadOnly},
 		{"Canceled", testCanceled},
 		{"Now", testNow},

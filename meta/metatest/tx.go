@@ -258,6 +258,22 @@ func testViewIsolation(t *testing.T, s meta.Store) {
 	})
 }
 
+// testTxAfterReturn uses a Tx after its Update returned: the call fails
+// and changes nothing.
+func testTxAfterReturn(t *testing.T, s meta.Store) {
+	var leaked meta.Tx
+	update(t, s, func(tx meta.Tx) error { leaked = tx; return tx.SetSetting("k", "before") })
+	if err := leaked.SetSetting("k", "after"); err == nil {
+		t.Error("SetSetting on a finished Tx succeeded")
+	}
+	view(t, s, func(tx meta.Tx) error {
+		if v, err := tx.Setting("k"); err != nil || v != "before" {
+			t.Errorf("after a write through a finished Tx: %q, %v; want before", v, err)
+		}
+		return nil
+	})
+}
+
 func testViewReadOnly(t *testing.T, s meta.Store) {
 	createWorkspaces(t, s, "w")
 	writes := map[string]func(meta.Tx) error{

@@ -192,10 +192,9 @@ func (s *Store) View(ctx context.Context, fn func(meta.Tx) error) error {
 		return s.fail("begin view", err)
 	}
 	defer sqlTx.Rollback()
-	if err := fn(&tx{ctx: ctx, src: readTx{tx: sqlTx, cache: s.reads}, readOnly: true}); err != nil {
-		return err
-	}
-	return nil
+	t := &tx{ctx: ctx, src: readTx{tx: sqlTx, cache: s.reads}, readOnly: true}
+	defer t.finished.Store(true)
+	return fn(t)
 }
 
 // Update implements meta.Store with group commit (see writer): concurrent

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forkspace/forkspace/errdefs"
@@ -73,18 +75,34 @@ type tx struct {
 	ctx      context.Context
 	src      stmtSource
 	readOnly bool
+	// finished is set when the View or Update function returned; a Tx
+	// leaked past it must not run statements in another caller's batch.
+	finished atomic.Bool
 }
 
 var _ meta.Tx = (*tx)(nil)
+
+// stmt returns the prepared statement for query, unless the transaction
+// is over (fs.ErrClosed).
+func (t *tx) stmt(op, query string) (*sql.Stmt, error) {
+	if t.finished.Load() {
+		return nil, fmt.Errorf("%s: transaction used after its function returned: %w", op, fs.ErrClosed)
+	}
+	st, err := t.src.stmt(t.ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return st, nil
+}
 
 // exec runs a statement that changes the database.
 func (t *tx) exec(op, query string, args ...any) (sql.Result, error) {
 	if t.readOnly {
 		return nil, fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
 	}
-	st, err := t.src.stmt(t.ctx, query)
+	st, err := t.stmt(op, query)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
 	res, err := st.ExecContext(t.ctx, args...)
 	if err != nil {
@@ -117,9 +135,9 @@ func (t *tx) queryRow(op string, write bool, query string, args []any, dest ...a
 	if write && t.readOnly {
 		return fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
 	}
-	st, err := t.src.stmt(t.ctx, query)
+	st, err := t.stmt(op, query)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return err
 	}
 	if err := st.QueryRowContext(t.ctx, args...).Scan(dest...); err != nil {
 		return fmt.Errorf("%s: %w", op, translate(err))
@@ -129,9 +147,9 @@ func (t *tx) queryRow(op string, write bool, query string, args []any, dest ...a
 
 // query runs a read-only query, calling scan for each row.
 func (t *tx) query(op, query string, args []any, scan func(*sql.Rows) error) error {
-	st, err := t.src.stmt(t.ctx, query)
+	st, err := t.stmt(op, query)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return err
 	}
 	rows, err := st.QueryContext(t.ctx, args...)
 	if err != nil {

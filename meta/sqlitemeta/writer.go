@@ -152,7 +152,9 @@ func (w *writer) call(r *request) (o outcome) {
 	// Statements run without the caller's cancellation: SQLite answers an
 	// interrupted write by rolling back the whole transaction, which would
 	// take the other requests of the batch with it.
-	return outcome{err: r.fn(&tx{ctx: context.WithoutCancel(r.ctx), src: w.stmts})}
+	t := &tx{ctx: context.WithoutCancel(r.ctx), src: w.stmts}
+	defer t.finished.Store(true)
+	return outcome{err: r.fn(t)}
 }
 
 // errFnPanicked stands in for the error of a fn that panicked.
