@@ -1,0 +1,319 @@
+package forkspace_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// Benchmarks of the storage core against the goals of DESIGN.md section 6.
+// Results and the commands that produced them are in docs/benchmarks.md.
+//
+//	go test -run '^$' -bench . -benchtime 20x -timeout 60m .
+
+// benchStore opens a store in a fresh temp dir; FoldRows is large so that
+// staged changes stay staged until a fork or checkpoint folds them.
+func benchStore(b *testing.B) *forkspace.Store {
+	b.Helper()
+	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: b.TempDir(), FoldRows: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// populate writes n files of about 10 KiB (n/100 per directory) and folds,
+// so the workspace holds ~n*10 KiB of committed data.
+func populate(b *testing.B, w *forkspace.Workspace, n int) {
+	b.Helper()
+	ctx := context.Background()
+	data := make([]byte, 12<<10)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(rng.UintN(256))
+	}
+	for i := range n {
+		dir := fmt.Sprintf("d%04d", i/100)
+		if i%100 == 0 {
+			if err := w.Mkdir(ctx, dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// Vary content so bodies are distinct (no dedup shortcut).
+		data[0], data[1], data[2] = byte(i), byte(i>>8), byte(i>>16)
+		size := 8<<10 + i%(4<<10)
+		if err := w.WriteFile(ctx, fmt.Sprintf("%s/f%06d", dir, i), data[:size], 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Fold(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// stage makes k changes to random existing files (left in staging).
+func stage(b *testing.B, w *forkspace.Workspace, n, k int, rng *rand.Rand) {
+	b.Helper()
+	ctx := context.Background()
+	for range k {
+		i := rng.IntN(n)
+		name := fmt.Sprintf("d%04d/f%06d", i/100, i)
+		if err := w.WriteFile(ctx, name, []byte("changed "+strconv.Itoa(rng.Int())), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// reportLatency reports p50 and p99 of samples in milliseconds as name-p50-ms
+// and name-p99-ms.
+func reportLatency(b *testing.B, name string, samples []time.Duration) {
+	slices.Sort(samples)
+	pct := func(p float64) float64 {
+		return float64(samples[int(p*float64(len(samples)-1))]) / 1e6
+	}
+	b.ReportMetric(pct(0.50), name+"-p50-ms")
+	b.ReportMetric(pct(0.99), name+"-p99-ms")
+}
+
+// BenchmarkForkCheckpoint measures fork and checkpoint of a live workspace
+// of 1k/10k/100k files (~10 MiB/100 MiB/1 GiB) with 1,000 staged changes
+// each time. ns/op includes staging the changes; the percentiles are the
+// results.
+func BenchmarkForkCheckpoint(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		if testing.Short() && n > 10_000 {
+			continue
+		}
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			st := benchStore(b)
+			ctx := context.Background()
+			w, err := st.Create(ctx, "base", forkspace.CreateOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			populate(b, w, n)
+			rng := rand.New(rand.NewPCG(3, 4))
+			var forks, cps []time.Duration
+			i := 0
+			for b.Loop() {
+				stage(b, w, n, 1000, rng)
+				t0 := time.Now()
+				if _, err := w.Fork(ctx, "fork-"+strconv.Itoa(i), forkspace.ForkOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				forks = append(forks, time.Since(t0))
+				stage(b, w, n, 1000, rng)
+				t0 = time.Now()
+				if _, err := w.Checkpoint(ctx, strconv.Itoa(i)); err != nil {
+					b.Fatal(err)
+				}
+				cps = append(cps, time.Since(t0))
+				i++
+			}
+			reportLatency(b, "fork", forks)
+			reportLatency(b, "checkpoint", cps)
+		})
+	}
+}
+
+// BenchmarkStatHistory measures Stat on a 10k-file workspace with no
+// history, then after 1,000 checkpoints and 100 forks.
+func BenchmarkStatHistory(b *testing.B) {
+	const n = 10_000
+	st := benchStore(b)
+	ctx := context.Background()
+	w, err := st.Create(ctx, "base", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	populate(b, w, n)
+	statLoop := func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		names := make([]string, 4096)
+		for i := range names {
+			j := rng.IntN(n)
+			names[i] = fmt.Sprintf("d%04d/f%06d", j/100, j)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := w.Stat(ctx, names[i%len(names)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	}
+	b.Run("history=none", statLoop)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 1000 {
+		stage(b, w, n, 1, rng)
+		if _, err := w.Checkpoint(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		if i%10 == 0 {
+			if _, err := w.Fork(ctx, "f"+strconv.Itoa(i), forkspace.ForkOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("history=1000cp-100forks", statLoop)
+}
+
+// BenchmarkCreate measures creating small files (one create, write and
+// close each) through the library.
+func BenchmarkCreate(b *testing.B) {
+	st := benchStore(b)
+	ctx := context.Background()
+	w, err := st.Create(ctx, "c", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i%1000 == 0 {
+			if err := w.Mkdir(ctx, "d"+strconv.Itoa(i/1000), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.WriteFile(ctx, fmt.Sprintf("d%d/f%d", i/1000, i), []byte("hello"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
+}
+
+// BenchmarkReadDir1k lists a directory of 1,000 entries.
+func BenchmarkReadDir1k(b *testing.B) {
+	st := benchStore(b)
+	ctx := context.Background()
+	w, err := st.Create(ctx, "r", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Mkdir(ctx, "dir", 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 1000 {
+		if err := w.WriteFile(ctx, fmt.Sprintf("dir/entry-%04d", i), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Fold(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		es, err := w.ReadDir(ctx, "dir")
+		if err != nil || len(es) != 1000 {
+			b.Fatal(len(es), err)
+		}
+	}
+}
+
+// BenchmarkSequential writes and reads a 256 MiB file through the library
+// on the local store.
+func BenchmarkSequential(b *testing.B) {
+	const size = 256 << 20
+	data := make([]byte, size)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := 0; i < size; i += 8 {
+		v := rng.Uint64()
+		for j := range 8 {
+			data[i+j] = byte(v >> (8 * j))
+		}
+	}
+	st := benchStore(b)
+	ctx := context.Background()
+	w, err := st.Create(ctx, "s", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("write", func(b *testing.B) {
+		b.SetBytes(size)
+		i := 0
+		for b.Loop() {
+			// Fresh content each time, so dedup does not skip the work.
+			data[0], data[1] = byte(i), byte(i>>8)
+			f, err := w.OpenFile(ctx, "big", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for off := 0; off < size; off += 1 << 20 {
+				if _, err := f.Write(data[off : off+1<<20]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(size)
+		buf := make([]byte, 1<<20)
+		for b.Loop() {
+			f, err := w.OpenFile(ctx, "big", os.O_RDONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var total int
+			for {
+				n, err := f.Read(buf)
+				total += n
+				if err != nil {
+					break
+				}
+			}
+			f.Close()
+			if total != size {
+				b.Fatalf("read %d bytes", total)
+			}
+		}
+	})
+}
+
+// BenchmarkDiff diffs a 100k-file workspace against a fork with k changed
+// files: the time should follow k, not the workspace size.
+func BenchmarkDiff(b *testing.B) {
+	n := 100_000
+	if testing.Short() {
+		n = 10_000
+	}
+	st := benchStore(b)
+	ctx := context.Background()
+	w, err := st.Create(ctx, "base", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	populate(b, w, n)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, k := range []int{1, 10, 100, 1000} {
+		fork, err := w.Fork(ctx, "k"+strconv.Itoa(k), forkspace.ForkOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		stage(b, fork, n, k, rng)
+		if err := fork.Fold(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("files=%d/changed=%d", n, k), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := st.Diff(ctx, "base", fork.Name(), vfs.DiffOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,245 @@
+package forkspace_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkspace/forkspace"
+)
+
+// The crash test re-executes this test binary as a writer that creates,
+// writes, fsyncs, renames and removes files in a loop, printing each
+// operation only after it returned. The parent kills it with SIGKILL at a
+// random moment, reopens the store and checks that every acknowledged
+// operation is intact and that nothing is half-applied.
+
+const crashEnv = "FORKSPACE_CRASH_WRITER"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(crashEnv); spec != "" {
+		if err := crashWriter(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "crash writer:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// crashContent is the deterministic content of file i: mostly small
+// (inline) files, every seventh one large enough to be chunked.
+func crashContent(i int) []byte {
+	size := 100 + i%3000
+	if i%7 == 0 {
+		size = 20<<10 + (i%5)*(150<<10)
+	}
+	b := make([]byte, size)
+	r := rand.New(rand.NewPCG(uint64(i), 99))
+	for j := range b {
+		b[j] = byte(r.UintN(256))
+	}
+	return b
+}
+
+func crashWriter(spec string) error {
+	dir, startStr, _ := strings.Cut(spec, ":")
+	start, err := strconv.Atoi(startStr)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, FoldRows: 64})
+	if err != nil {
+		return err
+	}
+	w, err := st.Workspace(ctx, "crash")
+	if err != nil {
+		return err
+	}
+	ack := func(format string, args ...any) { fmt.Fprintf(os.Stdout, format+"\n", args...) }
+	for i := start; ; i++ {
+		tmp, done := fmt.Sprintf("tmp/f%06d", i), fmt.Sprintf("done/f%06d", i)
+		f, err := w.OpenFile(ctx, tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		data := crashContent(i)
+		for off := 0; off < len(data); off += 64 << 10 {
+			if _, err := f.Write(data[off:min(off+64<<10, len(data))]); err != nil {
+				return err
+			}
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		ack("S %d", i)
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := w.Rename(ctx, tmp, done); err != nil {
+			return err
+		}
+		ack("R %d", i)
+		if i%5 == 4 {
+			if err := w.Remove(ctx, fmt.Sprintf("done/f%06d", i-2)); err != nil {
+				return err
+			}
+			ack("D %d", i-2)
+		}
+		if i%40 == 39 {
+			cp, err := w.Checkpoint(ctx, strconv.Itoa(i))
+			if err != nil {
+				return err
+			}
+			ack("C %s", cp.ID)
+		}
+	}
+}
+
+func TestCrashSafety(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := mustCreate(t, st, "crash")
+	for _, d := range []string{"tmp", "done"} {
+		if err := w.Mkdir(ctx, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	synced, renamed, deleted := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	var checkpoints []string
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	const rounds = 12
+	for round := range rounds {
+		start := round * 100_000
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d", crashEnv, dir, start))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill after a random number of acknowledged operations, or a
+		// random delay, whichever comes first.
+		killAfter := 5 + rng.IntN(120)
+		timer := time.AfterFunc(time.Duration(200+rng.IntN(1500))*time.Millisecond, func() { cmd.Process.Kill() })
+		sc := bufio.NewScanner(out)
+		n := 0
+		for sc.Scan() {
+			op, arg, _ := strings.Cut(sc.Text(), " ")
+			i, _ := strconv.Atoi(arg)
+			switch op {
+			case "S":
+				synced[i] = true
+			case "R":
+				renamed[i] = true
+			case "D":
+				deleted[i] = true
+			case "C":
+				checkpoints = append(checkpoints, arg)
+			}
+			if n++; n == killAfter {
+				cmd.Process.Kill()
+			}
+		}
+		timer.Stop()
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ProcessState.Sys() == nil || !strings.Contains(exit.Error(), "killed") {
+			t.Fatalf("round %d: writer ended with %v, not by SIGKILL; stderr: %s", round, err, stderr.String())
+		}
+		verifyCrashState(t, dir, synced, renamed, deleted, checkpoints)
+	}
+	t.Logf("%d rounds: %d files synced, %d renamed, %d deleted, %d checkpoints acknowledged", rounds, len(synced), len(renamed), len(deleted), len(checkpoints))
+}
+
+func verifyCrashState(t *testing.T, dir string, synced, renamed, deleted map[int]bool, checkpoints []string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("reopen after SIGKILL: %v", err)
+	}
+	defer st.Close()
+	w, err := st.Workspace(ctx, "crash")
+	if err != nil {
+		t.Fatalf("open workspace after SIGKILL: %v", err)
+	}
+	exists := func(name string) ([]byte, bool) {
+		b, err := w.ReadFile(ctx, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false
+		}
+		if err != nil {
+			t.Fatalf("read %s after SIGKILL: %v", name, err)
+		}
+		return b, true
+	}
+	for i := range synced {
+		tmpData, inTmp := exists(fmt.Sprintf("tmp/f%06d", i))
+		doneData, inDone := exists(fmt.Sprintf("done/f%06d", i))
+		want := crashContent(i)
+		switch {
+		case inTmp && inDone:
+			t.Fatalf("file %d is both at its old and its new name: a half-applied rename", i)
+		case deleted[i]:
+			if inTmp || inDone {
+				t.Fatalf("file %d was removed (acknowledged) but exists", i)
+			}
+		case renamed[i] && !inDone:
+			t.Fatalf("file %d was renamed (acknowledged) but is missing at its new name", i)
+		case !inTmp && !inDone:
+			t.Fatalf("file %d was synced (acknowledged) but is gone", i)
+		case inTmp && !bytes.Equal(tmpData, want), inDone && !bytes.Equal(doneData, want):
+			t.Fatalf("file %d was synced (acknowledged) but its content differs", i)
+		}
+	}
+	// Files the writer never acknowledged may exist, empty (created, not
+	// yet synced) or whole; never partial.
+	for _, d := range []string{"tmp", "done"} {
+		entries, err := w.ReadDir(ctx, d)
+		if err != nil {
+			t.Fatalf("readdir %s: %v", d, err)
+		}
+		for _, e := range entries {
+			i, _ := strconv.Atoi(strings.TrimPrefix(e.Name(), "f"))
+			b, _ := exists(d + "/" + e.Name())
+			if len(b) != 0 && !bytes.Equal(b, crashContent(i)) {
+				t.Fatalf("%s/%s holds a partial write (%d bytes)", d, e.Name(), len(b))
+			}
+		}
+	}
+	cps, err := w.Checkpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, c := range cps {
+		have[c.ID] = true
+	}
+	for _, id := range checkpoints {
+		if !have[id] {
+			t.Fatalf("acknowledged checkpoint %s is missing", id)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package forkspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/forkspace/forkspace/kv"
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// Workspace is the live, writable head of a workspace. Its embedded *vfs.FS
+// carries the file operations (Stat, ReadFile, WriteFile, OpenFile, Mkdir,
+// Rename, Symlink, Link, Chmod, Chtimes, Truncate, xattrs…) and implements
+// io/fs. Handles are shared: Store.Workspace returns the same *Workspace for
+// the same workspace until it is deleted or the store closes.
+type Workspace struct {
+	*vfs.FS
+	store *Store
+	id    string
+	name  string
+}
+
+// ID returns the workspace's immutable identifier.
+func (w *Workspace) ID() string { return w.id }
+
+// Name returns the workspace's name.
+func (w *Workspace) Name() string { return w.name }
+
+// CreateOptions configure a new workspace.
+type CreateOptions struct {
+	// Quota limits the workspace (zero fields: unlimited).
+	Quota meta.Quota
+}
+
+// Info describes a workspace.
+type Info struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	ParentID  string     `json:"parent_id,omitempty"`
+	Origin    string     `json:"origin_checkpoint,omitempty"`
+	Quota     meta.Quota `json:"quota"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	// Entries counts files, directories and symlinks (not the root).
+	Entries int64 `json:"entries"`
+	// Bytes is the logical size of the regular files.
+	Bytes       int64 `json:"bytes"`
+	Checkpoints int   `json:"checkpoints"`
+}
+
+// Create makes a new, empty workspace. A taken name is fs.ErrExist; a bad
+// one fs.ErrInvalid.
+func (s *Store) Create(ctx context.Context, name string, opts CreateOptions) (*Workspace, error) {
+	if err := ValidName(name); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	if opts.Quota.MaxBytes < 0 || opts.Quota.MaxEntries < 0 {
+		return nil, fmt.Errorf("create workspace %s: %w: negative quota", name, fs.ErrInvalid)
+	}
+	root, nodes, err := vfs.NewTree(ctx, s.deps(), time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("create workspace %s: %w", name, err)
+	}
+	return s.insert(ctx, "create workspace", &meta.Workspace{ID: newID(workspacePrefix), Name: name, Root: root, Quota: opts.Quota}, nodes)
+}
+
+// insert records a new workspace row (and the nodes its root needs) and
+// opens it.
+func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, nodes []kv.Node) (*Workspace, error) {
+	err := s.meta.Update(ctx, func(tx meta.Tx) error {
+		if len(nodes) > 0 {
+			if err := tx.PutNodes(toObjects(nodes)); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.WorkspaceByName(row.Name); err == nil {
+			return fmt.Errorf("name %q: %w", row.Name, fs.ErrExist)
+		}
+		return tx.CreateWorkspace(row)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, row.Name, err)
+	}
+	return s.openRow(ctx, row)
+}
+
+// Workspace returns the live workspace named ref (a name or an ID).
+// A missing workspace is fs.ErrNotExist.
+func (s *Store) Workspace(ctx context.Context, ref string) (*Workspace, error) {
+	var row *meta.Workspace
+	err := s.meta.View(ctx, func(tx meta.Tx) error {
+		var err error
+		row, err = lookup(tx, ref)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", ref, err)
+	}
+	return s.openRow(ctx, row)
+}
+
+// lookup finds a workspace row by ID or name.
+func lookup(tx meta.Tx, ref string) (*meta.Workspace, error) {
+	if strings.HasPrefix(ref, workspacePrefix) {
+		if w, err := tx.Workspace(ref); !errors.Is(err, fs.ErrNotExist) {
+			return w, err
+		}
+	}
+	return tx.WorkspaceByName(ref)
+}
+
+func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("open workspace %s: %w", row.Name, fs.ErrClosed)
+	}
+	if w, ok := s.open[row.ID]; ok {
+		return w, nil
+	}
+	f, err := vfs.Open(ctx, s.deps(), row, vfs.Options{FoldRows: s.opts.FoldRows})
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name}
+	s.open[row.ID] = w
+	return w, nil
+}
+
+// List returns every workspace, ordered by name.
+func (s *Store) List(ctx context.Context) ([]Info, error) {
+	var rows []meta.Workspace
+	counts := map[string]int{}
+	err := s.meta.View(ctx, func(tx meta.Tx) error {
+		var err error
+		if rows, err = tx.Workspaces(); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			cps, err := tx.Checkpoints(r.ID)
+			if err != nil {
+				return err
+			}
+			counts[r.ID] = len(cps)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", err)
+	}
+	out := make([]Info, 0, len(rows))
+	for i := range rows {
+		w, err := s.openRow(ctx, &rows[i])
+		if err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", err)
+		}
+		info, err := w.info(ctx, &rows[i], counts[rows[i].ID])
+		if err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", err)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Info describes the workspace: identity, lineage, quota, usage.
+func (w *Workspace) Info(ctx context.Context) (Info, error) {
+	var (
+		row *meta.Workspace
+		n   int
+	)
+	err := w.store.meta.View(ctx, func(tx meta.Tx) error {
+		var err error
+		if row, err = tx.Workspace(w.id); err != nil {
+			return err
+		}
+		cps, err := tx.Checkpoints(w.id)
+		n = len(cps)
+		return err
+	})
+	if err != nil {
+		return Info{}, fmt.Errorf("workspace info %s: %w", w.name, err)
+	}
+	return w.info(ctx, row, n)
+}
+
+func (w *Workspace) info(ctx context.Context, row *meta.Workspace, checkpoints int) (Info, error) {
+	u, err := w.Usage(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{
+		ID: row.ID, Name: row.Name, ParentID: row.ParentID, Origin: row.OriginCheckpoint,
+		Quota: row.Quota, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		Entries: u.Entries, Bytes: u.Bytes, Checkpoints: checkpoints,
+	}, nil
+}
+
+// Delete removes a workspace (by name or ID) with its head and its
+// checkpoints. Forks of it are untouched: they hold their own roots. Space
+// is reclaimed by garbage collection. Open handles of the workspace fail
+// with fs.ErrClosed afterwards.
+func (s *Store) Delete(ctx context.Context, ref string) error {
+	var row *meta.Workspace
+	err := s.meta.Update(ctx, func(tx meta.Tx) error {
+		var err error
+		if row, err = lookup(tx, ref); err != nil {
+			return err
+		}
+		return tx.DeleteWorkspace(row.ID)
+	})
+	if err != nil {
+		return fmt.Errorf("delete workspace %s: %w", ref, err)
+	}
+	s.mu.Lock()
+	w := s.open[row.ID]
+	delete(s.open, row.ID)
+	s.mu.Unlock()
+	if w != nil {
+		return w.FS.Close()
+	}
+	return nil
+}
+
+func toObjects(nodes []kv.Node) []meta.Object {
+	out := make([]meta.Object, len(nodes))
+	for i, n := range nodes {
+		out[i] = meta.Object{Hash: n.Hash, Data: n.Data}
+	}
+	return out
+}
