@@ -225,6 +225,20 @@ func (s *Store) Update(ctx context.Context, fn func(meta.Tx) error) error {
 	return o.err
 }
 
+// Stats counts the work of a Store since Open.
+type Stats struct {
+	// Commits is the number of write transactions committed.
+	Commits int64
+	// Updates is the number of Update functions those transactions
+	// carried; Updates/Commits is the mean group-commit batch size.
+	Updates int64
+}
+
+// Stats returns the store's counters. It is safe to call at any time.
+func (s *Store) Stats() Stats {
+	return Stats{Commits: s.w.commits.Load(), Updates: s.w.updates.Load()}
+}
+
 // GetNode implements meta.Store with a prepared point read on the pool.
 func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 	return s.getObject(ctx, "get node", qGetNode, h)

@@ -48,7 +48,18 @@ func TestReopen(t *testing.T) {
 
 func benchOpen(b *testing.B) meta.Store { return openTemp(b) }
 
-func BenchmarkUpdate(b *testing.B)         { metatest.BenchmarkUpdate(b, benchOpen) }
-func BenchmarkUpdateParallel(b *testing.B) { metatest.BenchmarkUpdateParallel(b, benchOpen) }
+func BenchmarkUpdate(b *testing.B) { metatest.BenchmarkUpdate(b, benchOpen) }
+
+// BenchmarkUpdateParallel also reports the mean group-commit batch size.
+func BenchmarkUpdateParallel(b *testing.B) {
+	var s *sqlitemeta.Store
+	metatest.BenchmarkUpdateParallel(b, func(b *testing.B) meta.Store {
+		s = openTemp(b)
+		return s
+	})
+	if st := s.Stats(); st.Commits > 0 {
+		b.ReportMetric(float64(st.Updates)/float64(st.Commits), "updates/commit")
+	}
+}
 func BenchmarkGetNode(b *testing.B)        { metatest.BenchmarkGetNode(b, benchOpen) }
 func BenchmarkStaged(b *testing.B)         { metatest.BenchmarkStaged(b, benchOpen) }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/forkspace/forkspace/meta"
 )
@@ -40,6 +42,10 @@ type writer struct {
 	stmts   *stmtCache
 	queue   chan *request
 	stopped chan struct{}
+
+	// commits and updates count transactions committed and the Update
+	// functions they carried (see Store.Stats).
+	commits, updates atomic.Int64
 }
 
 func newWriter(conn *sql.Conn, log *slog.Logger) *writer {
@@ -59,6 +65,10 @@ func (w *writer) run() {
 	outs := make([]outcome, 0, maxBatch)
 	for req := range w.queue {
 		batch = append(batch[:0], req)
+		// Let callers woken by the previous commit enqueue before the
+		// batch is closed: a yield, not a wait (it returns at once when
+		// nothing else is runnable).
+		runtime.Gosched()
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -110,7 +120,10 @@ func (w *writer) commit(batch []*request, outs []outcome) []outcome {
 				outs[i].err = err
 			}
 		}
+		return outs
 	}
+	w.commits.Add(1)
+	w.updates.Add(int64(committed))
 	return outs
 }
 
