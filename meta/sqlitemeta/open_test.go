@@ -163,3 +163,20 @@ func TestTwoStores(t *testing.T) {
 		t.Fatalf("GetInline of a missing body: %v", err)
 	}
 }
+
+// TestOpenOddPath opens a database whose path holds characters that mean
+// something in a URI.
+func TestOpenOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a dir?with#odd%chars&=;")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "meta ü.db")
+	s := openAt(t, path)
+	if err := s.Update(context.Background(), func(tx meta.Tx) error { return tx.SetSetting("k", "v") }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at the given path: %v", err)
+	}
+}

@@ -61,5 +61,6 @@ func BenchmarkUpdateParallel(b *testing.B) {
 		b.ReportMetric(float64(st.Updates)/float64(st.Commits), "updates/commit")
 	}
 }
+
 func BenchmarkGetNode(b *testing.B) { metatest.BenchmarkGetNode(b, benchOpen) }
 func BenchmarkStaged(b *testing.B)  { metatest.BenchmarkStaged(b, benchOpen) }
