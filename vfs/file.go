@@ -48,6 +48,7 @@ type File struct {
 
 	mu      sync.Mutex
 	closed  bool
+	gen     uint64 // FS.gen when a, m were loaded
 	off     int64
 	a       attr             // last attributes seen
 	m       content.Manifest // last committed contents seen
@@ -140,8 +141,10 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	return h, nil
 }
 
-// load records inode ino's attributes and contents in h.
+// load records inode ino's attributes and contents in h. The caller holds
+// the FS lock.
 func (h *File) load(ctx context.Context, t *txn, ino uint64) error {
+	h.gen = t.f.gen.Load()
 	a, err := t.attr(ctx, ino)
 	if err != nil {
 		return err
@@ -154,9 +157,12 @@ func (h *File) load(ctx context.Context, t *txn, ino uint64) error {
 	return nil
 }
 
-// refresh reloads the inode's committed state; a removed inode keeps what
-// the handle saw last.
+// refresh reloads the inode's committed state if anything changed since it
+// was loaded; a removed inode keeps what the handle saw last.
 func (h *File) refresh() error {
+	if h.fs.gen.Load() == h.gen {
+		return nil
+	}
 	err := h.fs.read("read", h.name, func(t *txn) error { return h.load(h.ctx, t, h.ino) })
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

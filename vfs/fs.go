@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forkspace/forkspace/cas"
@@ -60,6 +61,10 @@ type FS struct {
 	quota    meta.Quota
 
 	foldMu sync.Mutex // serialises folds
+
+	// gen counts changes of the visible state, so handles reload only
+	// when something changed.
+	gen atomic.Uint64
 
 	mu      sync.RWMutex // guards the fields below
 	root    cas.Hash
@@ -241,6 +246,7 @@ func (f *FS) commitLocked(ctx context.Context, t *txn) error {
 		return fmt.Errorf("commit mutation: %w", err)
 	}
 	f.seq = seq
+	f.gen.Add(1)
 	for _, r := range rows {
 		if r.Deleted {
 			f.ov.Delete(r.Key, r.Seq)

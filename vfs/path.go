@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/forkspace/forkspace/errdefs"
 )
@@ -18,14 +19,17 @@ const (
 )
 
 // checkPath validates an io/fs-style path ("." or slash-separated names
-// without ".", ".." or empty elements) and returns the cause of rejection,
-// or nil. Causes wrap fs.ErrInvalid or errdefs.ErrNameTooLong.
+// without ".", ".." or empty elements, valid UTF-8 as fs.ValidPath demands)
+// and returns the cause of rejection, or nil. Causes wrap fs.ErrInvalid or errdefs.ErrNameTooLong.
 func checkPath(p string) error {
 	if len(p) > MaxPathLen {
 		return fmt.Errorf("%w: path longer than %d bytes", errdefs.ErrNameTooLong, MaxPathLen)
 	}
 	if strings.IndexByte(p, 0) >= 0 {
 		return fmt.Errorf("%w: NUL byte in path", fs.ErrInvalid)
+	}
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("%w: path is not valid UTF-8", fs.ErrInvalid)
 	}
 	if p == "." {
 		return nil
@@ -93,17 +97,4 @@ func splitPath(p string) []string {
 		return nil
 	}
 	return strings.Split(p, "/")
-}
-
-// checkName validates a single directory entry name.
-func checkName(name string) error {
-	switch {
-	case name == "" || name == "." || name == "..":
-		return fmt.Errorf("%w: bad name %q", fs.ErrInvalid, name)
-	case strings.ContainsAny(name, "/\x00"):
-		return fmt.Errorf("%w: bad name %q", fs.ErrInvalid, name)
-	case len(name) > MaxNameLen:
-		return fmt.Errorf("%w: name longer than %d bytes", errdefs.ErrNameTooLong, MaxNameLen)
-	}
-	return nil
 }

@@ -39,5 +39,6 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash) error {
 		return fmt.Errorf("reset workspace %s: %w", f.ws, err)
 	}
 	f.root, f.ov = root, kv.NewOverlay()
+	f.gen.Add(1)
 	return nil
 }
