@@ -258,25 +258,39 @@ func TestDraftErrors(t *testing.T) {
 	}
 }
 
-// TestSpill writes more than SpillBytes into a draft, overwriting parts,
-// and reads it back before and after commit.
+// TestSpill writes drafts in memory, across memory blocks and spilled to a
+// temp file, overwriting parts, and reads them back before and after
+// commit.
 func TestSpill(t *testing.T) {
-	e := newEnv(t, content.Options{Params: small, SpillBytes: 4096})
-	d := e.store.NewDraft(content.Manifest{})
-	want := randomBytes(4, 50_000)
-	for off := 0; off < len(want); off += 1000 {
-		mustWrite(t, d, want[off:off+1000], int64(off))
+	tests := []struct {
+		name         string
+		spill        int64
+		size, pieces int
+	}{
+		{"spilled small", 4096, 50_000, 1000},
+		{"memory blocks", 0, 3<<20 + 5, 100_003},
+		{"spilled blocks", 3 << 19, 3<<20 + 5, 100_003},
 	}
-	patch := randomBytes(5, 3000)
-	mustWrite(t, d, patch, 20_500)
-	copy(want[20_500:], patch)
-	got := make([]byte, len(want))
-	if _, err := d.ReadAt(t.Context(), got, 0); err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("draft read after spill: %v", err)
-	}
-	m := e.commit(t, d)
-	if !bytes.Equal(readAll(t, e.reopen(), m), want) {
-		t.Fatal("committed spilled draft reads back wrong")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, content.Options{Params: small, SpillBytes: tt.spill})
+			d := e.store.NewDraft(content.Manifest{})
+			want := randomBytes(4, tt.size)
+			for off := 0; off < len(want); off += tt.pieces {
+				mustWrite(t, d, want[off:min(off+tt.pieces, len(want))], int64(off))
+			}
+			patch := randomBytes(5, 3000)
+			mustWrite(t, d, patch, 20_500)
+			copy(want[20_500:], patch)
+			got := make([]byte, len(want))
+			if _, err := d.ReadAt(t.Context(), got, 0); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("draft read: %v", err)
+			}
+			m := e.commit(t, d)
+			if !bytes.Equal(readAll(t, e.reopen(), m), want) {
+				t.Fatal("committed draft reads back wrong")
+			}
+		})
 	}
 }
 

@@ -3,16 +3,26 @@ package content
 import (
 	"fmt"
 	"os"
+	"sync"
 )
+
+// logBlock is the unit of a dirtyLog's memory past its first logBlock
+// bytes (which grow like a slice, so small drafts stay small): fixed
+// blocks never move, so appending copies each byte once, and they are
+// pooled across drafts.
+const logBlock = 1 << 20
+
+var blockPool = sync.Pool{New: func() any { return new([logBlock]byte) }}
 
 // dirtyLog is an append-only log of a Draft's written bytes: in memory
 // until it would pass limit bytes, then in a temp file that is unlinked at
 // once, so a crash leaves nothing behind.
 type dirtyLog struct {
-	limit int64
-	mem   []byte
-	file  *os.File
-	size  int64
+	limit  int64
+	head   []byte            // log bytes [0, logBlock)
+	blocks []*[logBlock]byte // block i holds [(i+1)*logBlock, (i+2)*logBlock)
+	file   *os.File
+	size   int64
 }
 
 // append adds p to the log and returns its offset in the log.
@@ -23,12 +33,26 @@ func (l *dirtyLog) append(p []byte) (int64, error) {
 			return 0, err
 		}
 	}
-	if l.file == nil {
-		l.mem = append(l.mem, p...)
-	} else if _, err := l.file.WriteAt(p, off); err != nil {
-		return 0, fmt.Errorf("write draft spill file: %w", err)
+	if l.file != nil {
+		if _, err := l.file.WriteAt(p, off); err != nil {
+			return 0, fmt.Errorf("write draft spill file: %w", err)
+		}
+		l.size += int64(len(p))
+		return off, nil
 	}
-	l.size += int64(len(p))
+	if n := min(len(p), logBlock-len(l.head)); n > 0 {
+		l.head = append(l.head, p[:n]...)
+		p = p[n:]
+		l.size += int64(n)
+	}
+	for len(p) > 0 {
+		if i := int(l.size/logBlock) - 1; i == len(l.blocks) {
+			l.blocks = append(l.blocks, blockPool.Get().(*[logBlock]byte))
+		}
+		n := copy(l.mem(l.size), p)
+		p = p[n:]
+		l.size += int64(n)
+	}
 	return off, nil
 }
 
@@ -41,28 +65,53 @@ func (l *dirtyLog) spill() error {
 		_ = f.Close()
 		return fmt.Errorf("unlink draft spill file: %w", err)
 	}
-	if _, err := f.WriteAt(l.mem, 0); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write draft spill file: %w", err)
+	for off := int64(0); off < l.size; {
+		b := l.mem(off)[:min(logBlock, l.size-off)]
+		if _, err := f.WriteAt(b, off); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("write draft spill file: %w", err)
+		}
+		off += int64(len(b))
 	}
-	l.file, l.mem = f, nil
+	l.release()
+	l.file = f
 	return nil
 }
 
 // readAt fills p from the log at off; the range must have been appended.
 func (l *dirtyLog) readAt(p []byte, off int64) error {
-	if l.file == nil {
-		copy(p, l.mem[off:])
+	if l.file != nil {
+		if _, err := l.file.ReadAt(p, off); err != nil {
+			return fmt.Errorf("read draft spill file: %w", err)
+		}
 		return nil
 	}
-	if _, err := l.file.ReadAt(p, off); err != nil {
-		return fmt.Errorf("read draft spill file: %w", err)
+	for len(p) > 0 {
+		n := copy(p, l.mem(off))
+		p = p[n:]
+		off += int64(n)
 	}
 	return nil
 }
 
+// mem returns the log memory from off to the end of its block.
+func (l *dirtyLog) mem(off int64) []byte {
+	if off < logBlock {
+		return l.head[off:]
+	}
+	return l.blocks[off/logBlock-1][off%logBlock:]
+}
+
+func (l *dirtyLog) release() {
+	for _, b := range l.blocks {
+		blockPool.Put(b)
+	}
+	l.head, l.blocks = nil, nil
+}
+
 // reset empties the log and releases its memory and file.
 func (l *dirtyLog) reset() {
+	l.release()
 	if l.file != nil {
 		_ = l.file.Close()
 	}
