@@ -51,6 +51,10 @@ func TestOptions(t *testing.T) {
 			if _, err := s.ReadAt(t.Context(), content.Manifest{}, nil, 0); !errors.Is(err, fs.ErrInvalid) {
 				t.Fatalf("ReadAt on invalid store = %v, want fs.ErrInvalid", err)
 			}
+			d := s.NewDraft(content.Manifest{Size: 3, Extents: []content.Extent{{Size: 3}}})
+			if _, err := d.ReadAt(t.Context(), make([]byte, 3), 0); !errors.Is(err, fs.ErrInvalid) {
+				t.Fatalf("draft ReadAt on invalid store = %v, want fs.ErrInvalid", err)
+			}
 		})
 	}
 }

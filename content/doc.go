@@ -5,9 +5,8 @@
 //
 // # Writing
 //
-// A Draft buffers a file's dirty ranges over a base manifest (in memory,
-// then in an unlinked temp file past Options.SpillBytes). Commit turns it
-// into a new manifest:
+// A Draft buffers a file's dirty ranges over a base manifest. Commit turns
+// it into a new manifest:
 //   - at most InlineMax bytes: one inline body, returned to the caller as a
 //     meta.Object to store (meta.Tx.PutInline) in the same transaction as
 //     the manifest; nothing is written to the blob store;
@@ -23,8 +22,13 @@
 // its data run. Re-chunking starts at the first chunk holding a dirty byte
 // and stops as soon as a new boundary lands on such a reusable base chunk,
 // so a small overwrite of a large file reads and puts one or two chunks.
-// The resulting manifest is the one chunking the whole file afresh would
-// give, so edits never degrade deduplication.
+// When the base was itself chunked this way, the resulting manifest is the
+// one chunking the file afresh (with the same holes) would give, so edits
+// never degrade deduplication.
+//
+// Drafts live in memory (1 MiB pooled blocks past the first MiB) up to
+// Options.SpillBytes, then in a temp file under os.TempDir that is
+// unlinked as soon as it is created, so a crash leaves nothing behind.
 //
 // # Reading
 //

@@ -141,8 +141,8 @@ func (d *Draft) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	switch {
 	case d.closed:
 		return 0, fmt.Errorf("read draft: %w", fs.ErrClosed)
-	case d.err != nil:
-		return 0, fmt.Errorf("read draft: %w", d.err)
+	case d.s.err != nil || d.err != nil:
+		return 0, fmt.Errorf("read draft: %w", errors.Join(d.s.err, d.err))
 	case off < 0:
 		return 0, fmt.Errorf("read draft at %d: %w", off, fs.ErrInvalid)
 	case off >= d.size:
