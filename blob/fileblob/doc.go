@@ -18,7 +18,9 @@
 // created, with its parent), so a blob is either absent or whole and
 // durable when Put returns, even across a power cut. Concurrent Puts of one
 // blob each write their own temp file; the renames replace identical bytes.
-// Put of a blob already present with the right size does nothing.
+// Put of a blob already present with the right size rewrites nothing; it
+// only syncs the leaf directory, since the writer that created the file may
+// not have synced it yet. A present file of the wrong size is replaced.
 //
 // A writer that crashes leaves its temp file behind. Open removes temp
 // files older than StaleTemp (one minute): a live writer finishes a chunk

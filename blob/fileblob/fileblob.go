@@ -93,6 +93,11 @@ func (s *Store) Put(ctx context.Context, id cas.Hash, data []byte) error {
 	}
 	final := s.Path(id)
 	if info, err := os.Stat(final); err == nil && info.Size() == int64(len(data)) {
+		// Another writer may have renamed it into place without having
+		// synced the directory yet: sync it before promising durability.
+		if err := syncDir(filepath.Dir(final)); err != nil {
+			return fmt.Errorf("put blob %s: %w", id, err)
+		}
 		return nil
 	}
 	if err := s.ensureDir(id); err != nil {
