@@ -8,16 +8,20 @@
 //	err = s.Update(ctx, func(tx meta.Tx) error { return tx.SetRoot(id, root) })
 //	defer s.Close()
 //
-// Connections: one write connection, owned by a single writer goroutine, and
-// a pool of query_only read connections. The database runs in WAL mode, so
-// View and the point reads GetNode/GetInline never wait for the writer.
+// Connections: one write connection, owned by a single writer goroutine, a
+// pool of query_only read connections for View, and a few more for the
+// point reads GetNode/GetInline, which use driver-level prepared statements
+// (points.go). The database runs in WAL mode, so readers never wait for the
+// writer; pages are read through a memory map.
 //
 // Group commit: Update calls are queued; the writer takes all that are
 // waiting (at most 256) and runs them in one transaction, each fn inside its
 // own SAVEPOINT. A failing fn is rolled back to its savepoint and gets its
 // own error while the others commit; every caller returns only after the
 // shared COMMIT, and if COMMIT fails they all get its error. A lone caller
-// does not wait for company.
+// does not wait for company; the writer only yields once before closing a
+// batch so that callers woken by the previous COMMIT can join. Store.Stats
+// reports the mean batch size.
 //
 // Durability: journal_mode=WAL with synchronous=NORMAL. An Update that
 // returned is in the WAL file before COMMIT returns, so it survives kill -9

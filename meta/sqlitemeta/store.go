@@ -36,12 +36,13 @@ type Options struct {
 
 // Store is a meta.Store over one SQLite database file.
 type Store struct {
-	path  string
-	log   *slog.Logger
-	write *sql.DB // one connection, owned by w
-	read  *sql.DB // a pool of query_only connections
-	reads *stmtCache
-	w     *writer
+	path   string
+	log    *slog.Logger
+	write  *sql.DB // one connection, owned by w
+	read   *sql.DB // a pool of query_only connections
+	reads  *stmtCache
+	points *pointReader // GetNode, GetInline
+	w      *writer
 
 	closed atomic.Bool
 	mu     sync.RWMutex // write-locked by Close to stop new requests
@@ -51,6 +52,9 @@ var _ meta.Store = (*Store)(nil)
 
 // pageSize is the page size of new databases.
 const pageSize = 8192
+
+// mmapBytes is how much of the file each connection maps.
+const mmapBytes = 1 << 30
 
 // cacheKiB is each connection's page cache size (PRAGMA cache_size, in KiB).
 const cacheKiB = 16 << 10
@@ -100,12 +104,12 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}
 	s.w = newWriter(conn, s.log)
 
-	readers := max(4, runtime.GOMAXPROCS(0))
+	readers, points := max(4, runtime.GOMAXPROCS(0)), max(2, runtime.GOMAXPROCS(0))
 	s.read = sql.OpenDB(connector{dsn: dsn(abs, opts.BusyTimeout, true)})
-	s.read.SetMaxOpenConns(readers)
-	s.read.SetMaxIdleConns(readers)
+	s.read.SetMaxOpenConns(readers + points)
+	s.read.SetMaxIdleConns(readers + points)
 	s.reads = newStmtCache(s.read.PrepareContext)
-	if err := s.read.PingContext(ctx); err != nil {
+	if s.points, err = newPointReader(ctx, s.read, points); err != nil {
 		s.w.stmts.close()
 		conn.Close()
 		return nil, translate(err)
@@ -172,6 +176,10 @@ func dsn(path string, busy time.Duration, readOnly bool) string {
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", cacheKiB))
 	q.Add("_pragma", "temp_store(MEMORY)")
+	// Reads of pages outside the WAL go through a memory map instead of a
+	// pread(2) each (a point read of a cold node: ~15 → ~10 µs). As with
+	// any mmap, an I/O error on the file then surfaces as SIGBUS.
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmapBytes))
 	if readOnly {
 		q.Add("_pragma", "query_only(ON)")
 	}
@@ -239,7 +247,8 @@ func (s *Store) Stats() Stats {
 	return Stats{Commits: s.w.commits.Load(), Updates: s.w.updates.Load()}
 }
 
-// GetNode implements meta.Store with a prepared point read on the pool.
+// GetNode implements meta.Store with a prepared point read on a dedicated
+// read connection (see pointReader).
 func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 	return s.getObject(ctx, "get node", qGetNode, h)
 }
@@ -253,12 +262,8 @@ func (s *Store) getObject(ctx context.Context, op, query string, h cas.Hash) ([]
 	if s.closed.Load() {
 		return nil, s.errClosed(op)
 	}
-	st, err := s.reads.stmt(ctx, query)
+	data, err := s.points.get(ctx, query, h[:])
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	var data []byte
-	if err := st.QueryRowContext(ctx, h[:]).Scan(&data); err != nil {
 		return nil, s.fail(fmt.Sprintf("%s %s", op, h.Short()), err)
 	}
 	return data, nil
@@ -283,6 +288,9 @@ func (s *Store) Close() error {
 // closeDBs closes whichever pools are open.
 func (s *Store) closeDBs() error {
 	var errs []error
+	if s.points != nil {
+		errs = append(errs, s.points.close())
+	}
 	if s.reads != nil {
 		s.reads.close()
 	}
