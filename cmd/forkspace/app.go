@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// app is the state one command line shares: global flags, streams and the
+// store, opened on first use and closed when the command ends.
+type app struct {
+	storeDir string
+	state    string // -w: NAME or NAME@CHECKPOINT
+	json     bool
+	ran      bool // arguments parsed and a command started
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	st             *forkspace.Store
+}
+
+func defaultStore() string { return forkspace.DefaultDir() }
+
+// open opens the store; unless create is set, a directory without a store
+// is fs.ErrNotExist (so a typo in --store does not create a new one).
+func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
+	if a.st != nil {
+		return a.st, nil
+	}
+	if !create {
+		if _, err := os.Stat(filepath.Join(a.storeDir, "meta.db")); errors.Is(err, fs.ErrNotExist) {
+			return nil, &fs.PathError{Op: "open store", Path: a.storeDir, Err: fmt.Errorf("%w: no store here (run 'forkspace init')", fs.ErrNotExist)}
+		}
+	}
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	a.st = st
+	return st, nil
+}
+
+func (a *app) close() {
+	if a.st != nil {
+		if err := a.st.Close(); err != nil {
+			fmt.Fprintf(a.stderr, "forkspace: close store: %v\n", err)
+		}
+	}
+}
+
+// target returns the -w state split into workspace and checkpoint.
+func (a *app) target() (ws, cp string, err error) {
+	if a.state == "" {
+		return "", "", usage("no workspace: use -w NAME[@CHECKPOINT] or set FORKSPACE_WORKSPACE")
+	}
+	return forkspace.ParseState(a.state)
+}
+
+// view returns the filesystem -w names: a live head, or a read-only view
+// of a checkpoint (where every write fails with errdefs.ErrReadOnly).
+func (a *app) view(ctx context.Context) (*vfs.FS, error) {
+	ws, cp, err := a.target()
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if cp != "" {
+		return st.Snapshot(ctx, a.state)
+	}
+	w, err := st.Workspace(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	return w.FS, nil
+}
+
+// live returns the workspace -w names, which must be a live head.
+func (a *app) live(ctx context.Context, op string) (*forkspace.Workspace, error) {
+	ws, cp, err := a.target()
+	if err != nil {
+		return nil, err
+	}
+	if cp != "" {
+		return nil, fmt.Errorf("%s %s: %w: a checkpoint cannot change; use -w %s", op, a.state, errdefs.ErrReadOnly, ws)
+	}
+	st, err := a.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return st.Workspace(ctx, ws)
+}
+
+// wsPath cleans a workspace path given on the command line ("/a/b" or
+// "a/b").
+func wsPath(p string) (string, error) { return vfs.CleanPath(p) }
+
+// args wraps a positional-argument check so its failures are usage errors.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, a []string) error {
+		if err := check(c, a); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

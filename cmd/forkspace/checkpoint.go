@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func checkpointCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "checkpoint [LABEL]",
+		Short: "Record the workspace's current state (constant time)",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			w, err := a.live(c.Context(), "checkpoint")
+			if err != nil {
+				return err
+			}
+			label := ""
+			if len(argv) == 1 {
+				label = argv[0]
+			}
+			cp, err := w.Checkpoint(c.Context(), label)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(cp)
+			}
+			_, err = fmt.Fprintln(a.stdout, cp.ID)
+			return err
+		},
+	}
+}
+
+func checkpointsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "checkpoints",
+		Short: "List the workspace's checkpoints, oldest first",
+		Args:  args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			ws, _, err := a.target()
+			if err != nil {
+				return err
+			}
+			st, err := a.open(c.Context(), false)
+			if err != nil {
+				return err
+			}
+			w, err := st.Workspace(c.Context(), ws)
+			if err != nil {
+				return err
+			}
+			cps, err := w.Checkpoints(c.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(cps)
+			}
+			tw := table(a.stdout)
+			fmt.Fprintln(tw, "ID\tLABEL\tCREATED")
+			for _, cp := range cps {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", cp.ID, cp.Label, when(cp.CreatedAt))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func restoreCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restore CHECKPOINT",
+		Short: "Point the workspace back at a checkpoint (ID or label), discarding later changes",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			w, err := a.live(c.Context(), "restore")
+			if err != nil {
+				return err
+			}
+			if err := w.Restore(c.Context(), argv[0]); err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(map[string]string{"workspace": w.Name(), "checkpoint": argv[0]})
+			}
+			_, err = fmt.Fprintf(a.stdout, "restored %s to %s\n", w.Name(), argv[0])
+			return err
+		},
+	}
+}

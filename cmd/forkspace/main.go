@@ -1,0 +1,57 @@
+// Command forkspace manages forkspace stores from the shell: workspaces,
+// their files, checkpoints, forks, diffs, and tree import/export. See
+// docs/cli.md for every command, its JSON output and the exit codes.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	defer a.close()
+	root := newRoot(a)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !a.ran {
+		err = usageError{err}
+	}
+	return a.report(err)
+}
+
+// newRoot wires the global flags and every subcommand.
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "forkspace",
+		Short: "Durable, forkable workspaces for AI agents",
+		Long: "forkspace keeps POSIX-like file trees (workspaces) in a store of SQL metadata and\n" +
+			"content-addressed blobs; fork, checkpoint, restore and diff cost the same at any size.",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { a.ran = true; return nil },
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	f := root.PersistentFlags()
+	f.StringVar(&a.storeDir, "store", defaultStore(), "store directory (default $FORKSPACE_HOME, else ./.forkspace)")
+	f.StringVarP(&a.state, "workspace", "w", os.Getenv("FORKSPACE_WORKSPACE"), "workspace to act in, NAME or NAME@CHECKPOINT (default $FORKSPACE_WORKSPACE)")
+	f.BoolVar(&a.json, "json", false, "print listings and info as JSON")
+	root.AddCommand(
+		initCmd(a), workspaceCmd(a),
+		lsCmd(a), statCmd(a), catCmd(a), putCmd(a), getCmd(a), rmCmd(a), mvCmd(a), mkdirCmd(a),
+		checkpointCmd(a), checkpointsCmd(a), restoreCmd(a), diffCmd(a),
+		importCmd(a), exportCmd(a), demoCmd(a),
+	)
+	return root
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace/vfs"
+)
+
+func putCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "put LOCAL|- DEST",
+		Short: "Copy a local file (or stdin) into the workspace",
+		Long: "Copy a local file, or stdin for '-', to DEST in the workspace, streaming it. An existing\n" +
+			"file is replaced; a DEST that is a directory (or ends in '/') receives LOCAL's base name.",
+		Args: args(cobra.ExactArgs(2)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			ctx := c.Context()
+			f, err := a.view(ctx)
+			if err != nil {
+				return err
+			}
+			src, perm := a.stdin, fs.FileMode(0o644)
+			if argv[0] != "-" {
+				lf, err := os.Open(argv[0])
+				if err != nil {
+					return err
+				}
+				defer lf.Close()
+				fi, err := lf.Stat()
+				if err != nil {
+					return err
+				}
+				if fi.IsDir() {
+					return &fs.PathError{Op: "put", Path: argv[0], Err: errors.New("is a directory (use import)")}
+				}
+				src, perm = lf, fi.Mode().Perm()
+			}
+			dest, err := putTarget(ctx, f, argv[0], argv[1])
+			if err != nil {
+				return err
+			}
+			return putFile(ctx, f, dest, src, perm)
+		},
+	}
+}
+
+// putTarget resolves DEST: into a directory, LOCAL's base name is used.
+func putTarget(ctx context.Context, f *vfs.FS, local, dest string) (string, error) {
+	p, err := wsPath(dest)
+	if err != nil {
+		return "", err
+	}
+	intoDir := strings.HasSuffix(dest, "/") || p == "."
+	if fi, err := f.Stat(ctx, p); err == nil && fi.IsDir() {
+		intoDir = true
+	}
+	if !intoDir {
+		return p, nil
+	}
+	if local == "-" {
+		return "", usage("put - %s: give a file name for stdin", dest)
+	}
+	return path.Join(p, filepath.Base(local)), nil
+}
+
+// putFile streams r into workspace file p, replacing its contents.
+func putFile(ctx context.Context, f *vfs.FS, p string, r io.Reader, perm fs.FileMode) error {
+	h, err := f.OpenFile(ctx, p, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(h, r)
+	return errors.Join(err, h.Close())
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace/transfer"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// transferSummary is the JSON shape of import and export results.
+type transferSummary struct {
+	Entries int64  `json:"entries"`
+	Bytes   int64  `json:"bytes"`
+	Path    string `json:"path"` // the workspace directory written or read
+}
+
+// summary reports a finished transfer, e.g. "imported 3 entries (1.2 KiB)
+// into ws:/dir".
+func (a *app) summary(what string, m *meter, p string) error {
+	s := transferSummary{Entries: m.last.Files, Bytes: m.last.Bytes, Path: p}
+	if a.json {
+		return a.printJSON(s)
+	}
+	_, err := fmt.Fprintf(a.stdout, "%s %d entries (%s) %s:/%s\n", what, s.Entries, size(s.Bytes), a.state, strings.TrimPrefix(p, "."))
+	return err
+}
+
+// options builds transfer options that feed m and warn about skipped
+// entries on stderr.
+func (a *app) options(m *meter) transfer.Options {
+	return transfer.Options{
+		Progress: m.update,
+		Skip: func(name string, err error) error {
+			fmt.Fprintf(a.stderr, "forkspace: skipping %v\n", err)
+			return nil
+		},
+	}
+}
+
+func importCmd(a *app) *cobra.Command {
+	var to string
+	c := &cobra.Command{
+		Use:   "import SRC [--to PATH]",
+		Short: "Copy a host directory or a tar archive (.tar, .tar.gz, .tgz, '-' for stdin) into the workspace",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			ctx := c.Context()
+			dst, err := wsPath(to)
+			if err != nil {
+				return err
+			}
+			f, err := a.view(ctx)
+			if err != nil {
+				return err
+			}
+			m := a.meter("import")
+			defer m.done()
+			opts := a.options(m)
+			if err := importFrom(ctx, f, dst, argv[0], a, opts); err != nil {
+				return err
+			}
+			m.done()
+			return a.summary("imported into", m, dst)
+		},
+	}
+	c.Flags().StringVar(&to, "to", ".", "workspace directory to import into (created if missing)")
+	return c
+}
+
+func exportCmd(a *app) *cobra.Command {
+	var (
+		from string
+		gz   bool
+	)
+	c := &cobra.Command{
+		Use:   "export DEST [--from PATH]",
+		Short: "Copy the workspace (or a checkpoint) to a host directory or a tar archive (.tar, .tar.gz, .tgz, '-' for stdout)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			ctx := c.Context()
+			src, err := wsPath(from)
+			if err != nil {
+				return err
+			}
+			f, err := a.view(ctx)
+			if err != nil {
+				return err
+			}
+			m := a.meter("export")
+			defer m.done()
+			opts := a.options(m)
+			dest := argv[0]
+			switch {
+			case dest == "-":
+				opts.Gzip = gz
+				err = transfer.ExportTar(ctx, f, src, a.stdout, opts)
+			case strings.HasSuffix(dest, ".tar"), strings.HasSuffix(dest, ".tar.gz"), strings.HasSuffix(dest, ".tgz"):
+				opts.Gzip = gz || !strings.HasSuffix(dest, ".tar")
+				err = exportTarFile(ctx, f, src, dest, opts)
+			default:
+				err = transfer.ExportDir(ctx, f, src, dest, opts)
+			}
+			if err != nil {
+				return err
+			}
+			m.done()
+			if dest == "-" {
+				return nil
+			}
+			return a.summary("exported from", m, src)
+		},
+	}
+	c.Flags().StringVar(&from, "from", ".", "workspace path to export")
+	c.Flags().BoolVarP(&gz, "gzip", "z", false, "gzip the tar output (implied by .tar.gz and .tgz)")
+	return c
+}
+
+// importFrom picks the importer for src: stdin ("-") and regular files are
+// tar archives, directories are copied.
+func importFrom(ctx context.Context, f *vfs.FS, dst, src string, a *app, opts transfer.Options) error {
+	if src == "-" {
+		return transfer.ImportTar(ctx, f, dst, a.stdin, opts)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return transfer.ImportDir(ctx, f, dst, src, opts)
+	}
+	r, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	err = transfer.ImportTar(ctx, f, dst, r, opts)
+	return errors.Join(err, r.Close())
+}
+
+// exportTarFile writes a tar archive to dest, removing it on failure.
+func exportTarFile(ctx context.Context, f *vfs.FS, src, dest string, opts transfer.Options) error {
+	w, err := os.Create(dest)
+	if err != nil {
+		return err
+	}
+	err = transfer.ExportTar(ctx, f, src, w, opts)
+	if err = errors.Join(err, w.Close()); err != nil {
+		os.Remove(dest)
+	}
+	return err
+}

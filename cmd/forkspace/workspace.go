@@ -1,0 +1,192 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/meta"
+)
+
+func workspaceCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "workspace",
+		Aliases: []string{"ws"},
+		Short:   "Create, list, inspect, fork and delete workspaces",
+		Args:    args(cobra.NoArgs),
+		RunE:    func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	c.AddCommand(wsCreateCmd(a), wsListCmd(a), wsInfoCmd(a), wsForkCmd(a), wsDeleteCmd(a))
+	return c
+}
+
+func wsCreateCmd(a *app) *cobra.Command {
+	var quota meta.Quota
+	c := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create an empty workspace",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			st, err := a.open(c.Context(), false)
+			if err != nil {
+				return err
+			}
+			w, err := st.Create(c.Context(), argv[0], forkspace.CreateOptions{Quota: quota})
+			if err != nil {
+				return err
+			}
+			return a.printWorkspace(c, w, "created")
+		},
+	}
+	c.Flags().Int64Var(&quota.MaxBytes, "quota-bytes", 0, "limit on the logical bytes of files (0: none)")
+	c.Flags().Int64Var(&quota.MaxEntries, "quota-entries", 0, "limit on files, directories and links (0: none)")
+	return c
+}
+
+// printWorkspace reports a new workspace: its Info as JSON, or one line.
+func (a *app) printWorkspace(c *cobra.Command, w *forkspace.Workspace, verb string) error {
+	if a.json {
+		info, err := w.Info(c.Context())
+		if err != nil {
+			return err
+		}
+		return a.printJSON(info)
+	}
+	_, err := fmt.Fprintf(a.stdout, "%s workspace %s (%s)\n", verb, w.Name(), w.ID())
+	return err
+}
+
+func wsListCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List workspaces",
+		Args:    args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			st, err := a.open(c.Context(), false)
+			if err != nil {
+				return err
+			}
+			infos, err := st.List(c.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(infos)
+			}
+			names := make(map[string]string, len(infos))
+			for _, i := range infos {
+				names[i.ID] = i.Name
+			}
+			tw := table(a.stdout)
+			fmt.Fprintln(tw, "NAME\tID\tPARENT\tENTRIES\tSIZE\tCHECKPOINTS\tCREATED")
+			for _, i := range infos {
+				parent := "-"
+				if i.ParentID != "" {
+					parent = names[i.ParentID]
+					if parent == "" {
+						parent = i.ParentID + " (deleted)"
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", i.Name, i.ID, parent, i.Entries, size(i.Bytes), i.Checkpoints, when(i.CreatedAt))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func wsInfoCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "info NAME",
+		Short: "Describe a workspace: identity, lineage, quota, usage",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			st, err := a.open(c.Context(), false)
+			if err != nil {
+				return err
+			}
+			w, err := st.Workspace(c.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			i, err := w.Info(c.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(i)
+			}
+			tw := table(a.stdout)
+			fmt.Fprintf(tw, "name:\t%s\n", i.Name)
+			fmt.Fprintf(tw, "id:\t%s\n", i.ID)
+			if i.ParentID != "" {
+				fmt.Fprintf(tw, "parent:\t%s\n", i.ParentID)
+			}
+			if i.Origin != "" {
+				fmt.Fprintf(tw, "forked at:\t%s\n", i.Origin)
+			}
+			fmt.Fprintf(tw, "entries:\t%d\n", i.Entries)
+			fmt.Fprintf(tw, "size:\t%s (%d bytes)\n", size(i.Bytes), i.Bytes)
+			fmt.Fprintf(tw, "quota:\t%s\n", quotaString(i.Quota))
+			fmt.Fprintf(tw, "checkpoints:\t%d\n", i.Checkpoints)
+			fmt.Fprintf(tw, "created:\t%s\n", when(i.CreatedAt))
+			fmt.Fprintf(tw, "updated:\t%s\n", when(i.UpdatedAt))
+			return tw.Flush()
+		},
+	}
+}
+
+func quotaString(q meta.Quota) string {
+	b, e := "unlimited bytes", "unlimited entries"
+	if q.MaxBytes > 0 {
+		b = size(q.MaxBytes)
+	}
+	if q.MaxEntries > 0 {
+		e = fmt.Sprintf("%d entries", q.MaxEntries)
+	}
+	return b + ", " + e
+}
+
+func wsForkCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fork SRC[@CHECKPOINT] NAME",
+		Short: "Fork a workspace (its live state or a checkpoint) in constant time",
+		Args:  args(cobra.ExactArgs(2)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			src, cp, err := forkspace.ParseState(argv[0])
+			if err != nil {
+				return err
+			}
+			st, err := a.open(c.Context(), false)
+			if err != nil {
+				return err
+			}
+			w, err := st.Workspace(c.Context(), src)
+			if err != nil {
+				return err
+			}
+			f, err := w.Fork(c.Context(), argv[1], forkspace.ForkOptions{Checkpoint: cp})
+			if err != nil {
+				return err
+			}
+			return a.printWorkspace(c, f, "forked "+argv[0]+" as")
+		},
+	}
+}
+
+func wsDeleteCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete NAME",
+		Aliases: []string{"rm"},
+		Short:   "Delete a workspace and its checkpoints (forks are untouched)",
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			st, err := a.open(c.Context(), false)
+			if err != nil {
+				return err
+			}
+			return st.Delete(c.Context(), argv[0])
+		},
+	}
+}
