@@ -36,6 +36,11 @@ type source interface {
 	reach(off, n, limit int64) int64
 }
 
+var (
+	_ source = bytesSource(nil)
+	_ source = (*draftSource)(nil)
+)
+
 // bytesSource serves a caller's buffer without copying.
 type bytesSource []byte
 

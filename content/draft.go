@@ -12,6 +12,8 @@ import (
 	"github.com/forkspace/forkspace/meta"
 )
 
+var _ io.WriterAt = (*Draft)(nil)
+
 // Draft is a file being written: a base manifest plus dirty ranges buffered
 // in memory (spilled to a temp file past Options.SpillBytes). Not safe for
 // concurrent use.
