@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, go vet, then every package's tests with
+# the race detector. This is the single place that installs what the tests
+# need: add a `need COMMAND [DEBIAN-PACKAGE]` line below when a test starts
+# depending on an external program (PostgreSQL, fuse3, git, chromium...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# need COMMAND [PACKAGE]: succeed if COMMAND is on PATH; otherwise install
+# PACKAGE (default: COMMAND) with apt-get when running as root, or fail
+# with a message saying what to install.
+need() {
+	local cmd=$1 pkg=${2:-$1}
+	command -v "$cmd" >/dev/null 2>&1 && return 0
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: installing $pkg (for $cmd)" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y --no-install-recommends "$pkg" >&2 ||
+			{ apt-get update >&2 && apt-get install -y --no-install-recommends "$pkg" >&2; }
+		command -v "$cmd" >/dev/null 2>&1 && return 0
+	fi
+	echo "test.sh: $cmd is required; install the Debian package $pkg" >&2
+	return 1
+}
+
+if ! command -v go >/dev/null 2>&1; then
+	echo "test.sh: go is required (https://go.dev/dl/; see go.mod for the version)" >&2
+	exit 1
+fi
+need gcc # go test -race needs cgo
+
+echo "== gofmt"
+unformatted=$(gofmt -l .)
+if [[ -n $unformatted ]]; then
+	echo "these files are not gofmt-formatted (run gofmt -w):" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -race -count=1 -timeout 25m ./...
