@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/forkspace/forkspace/blob"
@@ -322,4 +324,32 @@ func TestInconsistentManifest(t *testing.T) {
 			t.Fatalf("commit over %+v: %v, want errdefs.ErrCorrupt", m, err)
 		}
 	}
+}
+
+// TestConcurrentReads reads one file from many goroutines through a cache
+// too small to hold it, so fetches, read-ahead and eviction interleave.
+func TestConcurrentReads(t *testing.T) {
+	e := newEnv(t, content.Options{Params: small, CacheBytes: 8 << 10})
+	data := randomBytes(9, 200_000)
+	m := e.write(t, data)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 0))
+			for range 200 {
+				off := r.IntN(len(data))
+				n := 1 + r.IntN(min(5000, len(data)-off))
+				buf := make([]byte, n)
+				if _, err := e.store.ReadAt(t.Context(), m, buf, int64(off)); err != nil {
+					t.Errorf("read [%d,+%d): %v", off, n, err)
+					return
+				}
+				if !bytes.Equal(buf, data[off:off+n]) {
+					t.Errorf("read [%d,+%d): wrong bytes", off, n)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,6 +123,38 @@ func TestPutRepairsTruncated(t *testing.T) {
 	}
 	if got, err := s.Get(ctx, id, 0, -1); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("get after repairing put: %v", err)
+	}
+}
+
+// TestSharedDirectory runs two stores over one directory, as two processes
+// would, putting the same blobs concurrently.
+func TestSharedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	a, b := open(t, dir), open(t, dir)
+	defer a.Close()
+	defer b.Close()
+	var wg sync.WaitGroup
+	for _, s := range []*fileblob.Store{a, b, a, b} {
+		wg.Go(func() {
+			for i := range 20 {
+				id, data := blobtest.Blob(uint64(i), 10_000)
+				if err := s.Put(context.Background(), id, data); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range 20 {
+		id, data := blobtest.Blob(uint64(i), 10_000)
+		for _, s := range []*fileblob.Store{a, b} {
+			if got, err := s.Get(context.Background(), id, 0, -1); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("blob %d: %v", i, err)
+			}
+		}
+	}
+	if tmp, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(tmp) != 0 {
+		t.Fatalf("%d temp files left behind", len(tmp))
 	}
 }
 

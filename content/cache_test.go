@@ -1,0 +1,103 @@
+package content
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/forkspace/forkspace/cas"
+)
+
+func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	c := newCache(400)
+	h := func(i int) cas.Hash { return cas.Sum([]byte(fmt.Sprint(i))) }
+	for i := range 4 {
+		c.add(h(i), make([]byte, 100))
+	}
+	c.get(h(0)) // 1 is now the oldest
+	c.add(h(4), make([]byte, 100))
+	if _, ok := c.get(h(1)); ok {
+		t.Fatal("least recently used entry survived")
+	}
+	for _, i := range []int{0, 2, 3, 4} {
+		if _, ok := c.get(h(i)); !ok {
+			t.Fatalf("entry %d evicted", i)
+		}
+	}
+	if c.used != 400 {
+		t.Fatalf("cache accounts %d bytes, want 400", c.used)
+	}
+	c.add(h(5), make([]byte, 101))
+	if _, ok := c.get(h(5)); ok || c.used != 400 {
+		t.Fatalf("entry over a quarter of the cache kept (used %d)", c.used)
+	}
+}
+
+func TestCacheMergesConcurrentFetches(t *testing.T) {
+	c := newCache(1 << 20)
+	h := cas.Sum([]byte("x"))
+	var calls atomic.Int64
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			data, err := c.fetch(context.Background(), h, func(context.Context) ([]byte, error) {
+				calls.Add(1)
+				<-release
+				return []byte("x"), nil
+			})
+			if err != nil || string(data) != "x" {
+				t.Errorf("fetch: %q, %v", data, err)
+			}
+		})
+	}
+	for !c.has(h) {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d loads of one hash, want 1", n)
+	}
+	if _, ok := c.get(h); !ok {
+		t.Fatal("fetched bytes not cached")
+	}
+}
+
+// TestCacheRetriesAfterLeaderCancel checks that a waiter does not inherit
+// the cancellation of the fetch it waited on.
+func TestCacheRetriesAfterLeaderCancel(t *testing.T) {
+	c := newCache(1 << 20)
+	h := cas.Sum([]byte("y"))
+	leaderCtx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := c.fetch(leaderCtx, h, func(ctx context.Context) ([]byte, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		done <- err
+	}()
+	<-started
+	waiter := make(chan []byte)
+	go func() {
+		data, err := c.fetch(context.Background(), h, func(context.Context) ([]byte, error) { return []byte("y"), nil })
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+		}
+		waiter <- data
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("leader: %v", err)
+	}
+	if got := <-waiter; string(got) != "y" {
+		t.Fatalf("waiter got %q", got)
+	}
+}
