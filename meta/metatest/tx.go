@@ -364,10 +364,27 @@ func testClosed(t *testing.T, s meta.Store) {
 	}
 }
 
-// testCloseDuringUpdates closes the store while Updates are queued: each
-// returns nil (it committed before Close finished) or fs.ErrClosed.
+// testCloseDuringUpdates closes the store while Updates are queued and
+// reads run: each returns a result (it finished before Close) or
+// fs.ErrClosed, and none hangs.
 func testCloseDuringUpdates(t *testing.T, s meta.Store) {
+	update(t, s, func(tx meta.Tx) error {
+		return tx.PutNodes([]meta.Object{{Hash: hashOf("n"), Data: []byte("n")}})
+	})
 	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				_, err := s.GetNode(context.Background(), hashOf("n"))
+				if err == nil {
+					err = s.View(context.Background(), func(tx meta.Tx) error { _, err := tx.Workspaces(); return err })
+				}
+				if err != nil && !errors.Is(err, fs.ErrClosed) {
+					t.Errorf("read racing Close: %v", err)
+				}
+			}
+		})
+	}
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 20 {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/forkspace/forkspace/cas"
@@ -44,8 +43,9 @@ type Store struct {
 	points *pointReader // GetNode, GetInline
 	w      *writer
 
-	closed atomic.Bool
-	mu     sync.RWMutex // write-locked by Close to stop new requests
+	mu      sync.RWMutex   // write-locked by Close to stop new calls
+	closed  bool           // guarded by mu
+	reading sync.WaitGroup // Views and point reads in flight
 }
 
 var _ meta.Store = (*Store)(nil)
@@ -56,13 +56,14 @@ const pageSize = 8192
 // mmapBytes is how much of the file each connection maps.
 const mmapBytes = 1 << 30
 
-// cacheKiB is each connection's page cache size (PRAGMA cache_size, in KiB).
-const cacheKiB = 16 << 10
+// cacheKiB is each connection's page cache size (PRAGMA cache_size, in
+// KiB); pages read through the memory map cost the cache little.
+const cacheKiB = 8 << 10
 
 // Open opens or creates the database at path and brings its schema up to
-// date. A file that is not a SQLite database, or is truncated or damaged so
-// that SQLite reports it malformed, is errdefs.ErrCorrupt; a schema newer
-// than this build is errors.ErrUnsupported.
+// date. A file that is not a SQLite database, or is truncated or damaged
+// (see Options.SkipCheck), is errdefs.ErrCorrupt; a schema newer than this
+// build is errors.ErrUnsupported.
 func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
@@ -75,8 +76,15 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, fmt.Errorf("open metadata %s: %w", path, err)
 	}
 	s := &Store{path: abs, log: opts.Logger.With("component", "sqlitemeta", "path", abs)}
+	var conn *sql.Conn
 	defer func() {
 		if err != nil {
+			if s.w != nil {
+				s.w.stmts.close()
+			}
+			if conn != nil {
+				conn.Close()
+			}
 			s.closeDBs()
 			err = fmt.Errorf("open metadata %s: %w", path, err)
 		}
@@ -84,22 +92,18 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 
 	s.write = sql.OpenDB(connector{dsn: dsn(abs, opts.BusyTimeout, false)})
 	s.write.SetMaxOpenConns(1)
-	conn, err := s.write.Conn(ctx)
-	if err != nil {
+	if conn, err = s.write.Conn(ctx); err != nil {
 		return nil, translate(err)
 	}
 	if !opts.SkipCheck {
 		if err := check(ctx, conn, abs); err != nil {
-			conn.Close()
 			return nil, err
 		}
 	}
 	if err := migrate(ctx, conn, s.log); err != nil {
-		conn.Close()
 		return nil, err
 	}
 	if err := enableWAL(ctx, conn); err != nil {
-		conn.Close()
 		return nil, err
 	}
 	s.w = newWriter(conn, s.log)
@@ -110,8 +114,6 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	s.read.SetMaxIdleConns(readers + points)
 	s.reads = newStmtCache(s.read.PrepareContext)
 	if s.points, err = newPointReader(ctx, s.read, points); err != nil {
-		s.w.stmts.close()
-		conn.Close()
 		return nil, translate(err)
 	}
 	go s.w.run()
@@ -158,11 +160,12 @@ func enableWAL(ctx context.Context, conn *sql.Conn) error {
 	return nil
 }
 
-// dsn builds the connection string. WAL (see enableWAL) lets readers run beside the writer;
-// synchronous=NORMAL in WAL mode makes a committed transaction survive the
-// death of the process (it is in the WAL file, in the OS page cache, before
-// COMMIT returns) but not a power loss or kernel crash, which can lose the
-// last transactions before the next checkpoint (never corrupting the file).
+// dsn builds the connection string. WAL (see enableWAL) lets readers run
+// beside the writer; synchronous=NORMAL in WAL mode makes a committed
+// transaction survive the death of the process (it is in the WAL file, in
+// the OS page cache, before COMMIT returns) but not a power loss or kernel
+// crash, which can lose the last transactions before the next checkpoint
+// (never corrupting the file).
 func dsn(path string, busy time.Duration, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
@@ -192,12 +195,13 @@ func dsn(path string, busy time.Duration, readOnly bool) string {
 // Update may commit meanwhile without View seeing it. Writes through the Tx
 // fail with errdefs.ErrReadOnly.
 func (s *Store) View(ctx context.Context, fn func(meta.Tx) error) error {
-	if s.closed.Load() {
-		return s.errClosed("view")
+	if err := s.startRead("view"); err != nil {
+		return err
 	}
+	defer s.reading.Done()
 	sqlTx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return s.fail("begin view", err)
+		return fmt.Errorf("begin view: %w", translate(err))
 	}
 	defer sqlTx.Rollback()
 	t := &tx{ctx: ctx, src: readTx{tx: sqlTx, cache: s.reads}, readOnly: true}
@@ -215,7 +219,7 @@ func (s *Store) View(ctx context.Context, fn func(meta.Tx) error) error {
 func (s *Store) Update(ctx context.Context, fn func(meta.Tx) error) error {
 	req := &request{ctx: ctx, fn: fn, done: make(chan outcome, 1)}
 	s.mu.RLock()
-	if s.closed.Load() {
+	if s.closed {
 		s.mu.RUnlock()
 		return s.errClosed("update")
 	}
@@ -259,27 +263,43 @@ func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
 }
 
 func (s *Store) getObject(ctx context.Context, op, query string, h cas.Hash) ([]byte, error) {
-	if s.closed.Load() {
-		return nil, s.errClosed(op)
+	if err := s.startRead(op); err != nil {
+		return nil, err
 	}
+	defer s.reading.Done()
 	data, err := s.points.get(ctx, query, h[:])
 	if err != nil {
-		return nil, s.fail(fmt.Sprintf("%s %s", op, h.Short()), err)
+		return nil, fmt.Errorf("%s %s: %w", op, h.Short(), translate(err))
 	}
 	return data, nil
 }
 
-// Close waits for queued Updates to finish, then closes the database.
-// Calls after Close, Close included, fail with fs.ErrClosed.
+// startRead registers a read with Close, which waits for it; the caller
+// calls s.reading.Done when finished. A closed store is fs.ErrClosed.
+func (s *Store) startRead(op string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.errClosed(op)
+	}
+	s.reading.Add(1)
+	return nil
+}
+
+// Close waits for queued Updates and for reads in flight to finish, then
+// closes the database. Calls after Close, Close included, fail with
+// fs.ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if s.closed.Swap(true) {
+	if s.closed {
 		s.mu.Unlock()
 		return s.errClosed("close")
 	}
+	s.closed = true
 	close(s.w.queue)
 	s.mu.Unlock()
 	<-s.w.stopped
+	s.reading.Wait()
 	s.w.stmts.close()
 	err := s.w.conn.Close()
 	return errors.Join(err, s.closeDBs())
@@ -307,13 +327,4 @@ func (s *Store) closeDBs() error {
 
 func (s *Store) errClosed(op string) error {
 	return fmt.Errorf("%s: metadata %s: %w", op, s.path, fs.ErrClosed)
-}
-
-// fail translates a driver error; one that raced with Close is
-// fs.ErrClosed.
-func (s *Store) fail(op string, err error) error {
-	if s.closed.Load() {
-		return fmt.Errorf("%s: %w: %w", op, fs.ErrClosed, err)
-	}
-	return fmt.Errorf("%s: %w", op, translate(err))
 }
