@@ -49,6 +49,7 @@
 //
 // Errors: a missing row or a missing parent row (foreign key) wraps
 // fs.ErrNotExist, a taken workspace name or ID or checkpoint ID wraps
-// fs.ErrExist, writes in a View wrap errdefs.ErrReadOnly, and calls after
-// Close wrap fs.ErrClosed; the driver's error stays in the chain.
+// fs.ErrExist, writes in a View wrap errdefs.ErrReadOnly, a lock another
+// process held past Options.BusyTimeout wraps errdefs.ErrBusy, and calls
+// after Close wrap fs.ErrClosed; the driver's error stays in the chain.
 package sqlitemeta

@@ -14,7 +14,8 @@ import (
 // translate adds the forkspace sentinel that matches a driver error in front
 // of it, keeping the cause in the chain: no row is fs.ErrNotExist, a unique
 // or primary-key violation is fs.ErrExist, a missing foreign-key parent is
-// fs.ErrNotExist, and a damaged file is errdefs.ErrCorrupt.
+// fs.ErrNotExist, a damaged file is errdefs.ErrCorrupt, and a lock another
+// connection held past the busy timeout is errdefs.ErrBusy.
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -42,6 +43,8 @@ func sentinelOf(err error) error {
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return errdefs.ErrCorrupt
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return errdefs.ErrBusy
 	}
 	return nil
 }

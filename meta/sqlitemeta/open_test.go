@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/errdefs"
@@ -178,5 +179,42 @@ func TestOpenOddPath(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("database not at the given path: %v", err)
+	}
+}
+
+// TestBusy holds the write lock in one store while another, with a short
+// BusyTimeout, tries to write: it gives up with errdefs.ErrBusy, and
+// succeeds once the lock is free.
+func TestBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	a := openAt(t, path)
+	b, err := sqlitemeta.Open(context.Background(), path, sqlitemeta.Options{BusyTimeout: 50 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	holding, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- a.Update(context.Background(), func(tx meta.Tx) error {
+			if err := tx.SetSetting("k", "a"); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	err = b.Update(context.Background(), func(tx meta.Tx) error { return tx.SetSetting("k", "b") })
+	close(release)
+	if !errors.Is(err, errdefs.ErrBusy) {
+		t.Fatalf("Update while another store writes: %v, want errdefs.ErrBusy", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Update(context.Background(), func(tx meta.Tx) error { return tx.SetSetting("k", "b") }); err != nil {
+		t.Fatalf("Update after the lock was released: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // Options configure a Store. The zero value means defaults.
 type Options struct {
 	// BusyTimeout is how long a statement waits for a lock held by another
-	// process before failing (default 5 s).
+	// process before failing with errdefs.ErrBusy (default 5 s).
 	BusyTimeout time.Duration
 	// SkipCheck skips the integrity check (PRAGMA quick_check) that Open
 	// runs to refuse damaged files. The check reads the whole file, about
