@@ -24,3 +24,4 @@ func BenchmarkUpdate(b *testing.B)         { metatest.BenchmarkUpdate(b, benchOp
 func BenchmarkUpdateParallel(b *testing.B) { metatest.BenchmarkUpdateParallel(b, benchOpen) }
 func BenchmarkGetNode(b *testing.B)        { metatest.BenchmarkGetNode(b, benchOpen) }
 func BenchmarkStaged(b *testing.B)         { metatest.BenchmarkStaged(b, benchOpen) }
+func BenchmarkView(b *testing.B)           { metatest.BenchmarkView(b, benchOpen) }

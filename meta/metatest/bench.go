@@ -114,3 +114,20 @@ func BenchmarkStaged(b *testing.B, open BenchOpener) {
 		}
 	}
 }
+
+// BenchmarkView measures a View that reads one workspace row: the cost of
+// a read transaction.
+func BenchmarkView(b *testing.B, open BenchOpener) {
+	s := open(b)
+	createWorkspaces(b, s, "bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.View(ctx, func(tx meta.Tx) error {
+			_, err := tx.Workspace("id-bench")
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -64,3 +64,4 @@ func BenchmarkUpdateParallel(b *testing.B) {
 
 func BenchmarkGetNode(b *testing.B) { metatest.BenchmarkGetNode(b, benchOpen) }
 func BenchmarkStaged(b *testing.B)  { metatest.BenchmarkStaged(b, benchOpen) }
+func BenchmarkView(b *testing.B)    { metatest.BenchmarkView(b, benchOpen) }
