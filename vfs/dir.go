@@ -33,7 +33,8 @@ func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
 
 // MkdirAll creates directory name and any missing parents, all in one
 // atomic mutation. An existing directory (or a link to one) is fine; an
-// existing non-directory is errdefs.ErrNotDir.
+// existing non-directory is errdefs.ErrNotDir, a dangling link
+// fs.ErrExist.
 func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error {
 	const op = "mkdir"
 	if err := validPath(op, name); err != nil {
@@ -43,7 +44,14 @@ func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error 
 		comps := splitPath(name)
 		for i := range comps {
 			p := strings.Join(comps[:i+1], "/")
-			n, err := t.resolve(ctx, p, true)
+			n, err := t.resolve(ctx, p, false)
+			if err == nil && n.typ == typeSymlink {
+				// A link to a directory is fine; a dangling one is not
+				// created through.
+				if n, err = t.resolve(ctx, p, true); err == nil && !n.exists() {
+					return fs.ErrExist
+				}
+			}
 			if err != nil {
 				return err
 			}

@@ -79,15 +79,15 @@ func (f *FS) Link(ctx context.Context, oldname, newname string) error {
 		if err != nil {
 			return err
 		}
-		if src.typ == typeDir {
-			return fmt.Errorf("%w: cannot hard-link a directory", fs.ErrPermission)
-		}
 		dst, err := t.resolve(ctx, newname, false)
 		if err != nil {
 			return err
 		}
 		if dst.exists() {
 			return fs.ErrExist
+		}
+		if src.typ == typeDir {
+			return fmt.Errorf("%w: cannot hard-link a directory", fs.ErrPermission)
 		}
 		a, err := t.attr(ctx, src.ino)
 		if err != nil {

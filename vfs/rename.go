@@ -25,13 +25,18 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		return err
 	}
 	return f.update(ctx, op, oldname, func(t *txn) error {
-		src, err := t.lookup(ctx, oldname, false)
+		// Both parents resolve before the source must exist, as in
+		// rename(2).
+		src, err := t.resolve(ctx, oldname, false)
 		if err != nil {
 			return err
 		}
 		dst, err := t.resolve(ctx, newname, false)
 		if err != nil {
 			return err
+		}
+		if !src.exists() {
+			return fs.ErrNotExist
 		}
 		if src.ino == rootIno || dst.ino == rootIno {
 			return fmt.Errorf("%w: cannot rename the workspace root", fs.ErrInvalid)

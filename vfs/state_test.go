@@ -37,7 +37,13 @@ func populate(t testing.TB, f *vfs.FS) {
 	must(t, h.Close())
 }
 
-func must(t testing.TB, err error) {
+// fataler is what must needs of a testing.TB or *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+func must(t fataler, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
