@@ -37,17 +37,6 @@ func newCache(max int64) *cache {
 	return &cache{max: max, entries: make(map[cas.Hash]*list.Element), inflight: make(map[cas.Hash]*load)}
 }
 
-// get returns the cached bytes of h.
-func (c *cache) get(h cas.Hash) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.entries[h]; ok {
-		c.lru.MoveToFront(el)
-		return el.Value.(*cacheEntry).data, true
-	}
-	return nil, false
-}
-
 // has reports whether h is cached or being loaded.
 func (c *cache) has(h cas.Hash) bool {
 	c.mu.Lock()

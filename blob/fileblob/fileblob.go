@@ -67,9 +67,6 @@ func removeStale(tmp string, before time.Time) error {
 	return nil
 }
 
-// Dir returns the store's directory.
-func (s *Store) Dir() string { return s.dir }
-
 // Path returns the file that holds blob id (which may not exist).
 func (s *Store) Path(id cas.Hash) string {
 	h := id.String()
