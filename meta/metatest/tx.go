@@ -107,6 +107,13 @@ func testUpdateRollback(t *testing.T, s meta.Store) {
 	}
 }
 
+// updateRecover runs Update and returns the value fn panicked with, or
+// Update's error.
+func updateRecover(s meta.Store, fn func(meta.Tx) error) (panicked any, err error) {
+	defer func() { panicked = recover() }()
+	return nil, s.Update(context.Background(), fn)
+}
+
 func testUpdatePanic(t *testing.T, s meta.Store) {
 	func() {
 		defer func() {
@@ -127,9 +134,11 @@ func testUpdatePanic(t *testing.T, s meta.Store) {
 	update(t, s, func(tx meta.Tx) error { return writeEverything(tx, "after") })
 }
 
-// testUpdateConcurrent runs many Updates at once, every third failing after
-// writing (with its own error, or a driver error): each caller gets its own
-// outcome, and exactly the successful ones are stored.
+// testUpdateConcurrent runs many Updates at once, half of them failing
+// after writing (with their own error, a driver error or a panic): each
+// caller gets its own outcome, and exactly the successful ones are stored.
+// A group-committing driver batches them, so this checks that a failing fn
+// is rolled back alone.
 func testUpdateConcurrent(t *testing.T, s meta.Store) {
 	const goroutines, per = 12, 8
 	createWorkspaces(t, s, "taken")
@@ -139,7 +148,7 @@ func testUpdateConcurrent(t *testing.T, s meta.Store) {
 			for i := range per {
 				tag := fmt.Sprintf("g%d-%d", g, i)
 				own := fmt.Errorf("fail %s", tag)
-				err := s.Update(context.Background(), func(tx meta.Tx) error {
+				panicked, err := updateRecover(s, func(tx meta.Tx) error {
 					if err := writeEverything(tx, tag); err != nil {
 						return err
 					}
@@ -148,10 +157,16 @@ func testUpdateConcurrent(t *testing.T, s meta.Store) {
 						return own
 					case 3:
 						return tx.CreateWorkspace(&meta.Workspace{ID: "id-x-" + tag, Name: "taken"})
+					case 5:
+						panic(own)
 					}
 					return nil
 				})
 				switch (g + i) % 6 {
+				case 5:
+					if panicked != own {
+						t.Errorf("%s: recovered %v, want its own panic", tag, panicked)
+					}
 				case 0:
 					if !errors.Is(err, own) {
 						t.Errorf("%s: got %v, want its own error", tag, err)
@@ -196,7 +211,7 @@ func testUpdateConcurrent(t *testing.T, s meta.Store) {
 		for i := range per {
 			tag := fmt.Sprintf("g%d-%d", g, i)
 			want := allRows
-			if (g+i)%3 == 0 {
+			if (g+i)%3 == 0 || (g+i)%6 == 5 {
 				want = 0
 			}
 			if m := presence(t, s, tag); m != want {

@@ -99,14 +99,14 @@ func (w *writer) commit(batch []*request, outs []outcome) []outcome {
 	committed := 0
 	for _, r := range batch {
 		o, err := w.runOne(r, lone)
+		outs = append(outs, o)
 		if err != nil {
 			w.rollback()
-			return failAll(batch, outs[:0], err)
+			return failAll(batch, outs, err)
 		}
-		if o.err == nil && !o.panicked {
+		if o.err == nil {
 			committed++
 		}
-		outs = append(outs, o)
 	}
 	if committed == 0 {
 		w.rollback()
@@ -116,7 +116,7 @@ func (w *writer) commit(batch []*request, outs []outcome) []outcome {
 		w.rollback()
 		err = fmt.Errorf("commit transaction: %w", err)
 		for i := range outs {
-			if outs[i].err == nil && !outs[i].panicked {
+			if outs[i].err == nil {
 				outs[i].err = err
 			}
 		}
@@ -129,7 +129,8 @@ func (w *writer) commit(batch []*request, outs []outcome) []outcome {
 
 // runOne runs one fn. Its failure (error or panic) is rolled back to its
 // savepoint and reported in the outcome; the returned error means the whole
-// transaction is lost (a savepoint could not be set or undone).
+// transaction is lost (a savepoint could not be set or undone), and the
+// outcome only matters if fn panicked.
 func (w *writer) runOne(r *request, lone bool) (outcome, error) {
 	if err := r.ctx.Err(); err != nil {
 		return outcome{err: fmt.Errorf("update: %w", err)}, nil
@@ -144,18 +145,18 @@ func (w *writer) runOne(r *request, lone bool) (outcome, error) {
 		return o, nil
 	}
 	ctx := context.Background()
-	if o.err != nil || o.panicked {
+	if o.err != nil {
 		if err := w.execRaw(ctx, "ROLLBACK TO SAVEPOINT fn"); err != nil {
-			return outcome{}, fmt.Errorf("roll back to savepoint: %w (after %w)", err, o.err)
+			return o, fmt.Errorf("roll back to savepoint: %w (after %w)", err, o.err)
 		}
 	}
 	if err := w.execRaw(ctx, "RELEASE SAVEPOINT fn"); err != nil {
-		return outcome{}, fmt.Errorf("release savepoint: %w", err)
+		return o, fmt.Errorf("release savepoint: %w", err)
 	}
 	return o, nil
 }
 
-// call runs fn, turning a panic into an outcome.
+// call runs fn, turning a panic into an outcome (with a non-nil err).
 func (w *writer) call(r *request) (o outcome) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -187,9 +188,16 @@ func (w *writer) rollback() {
 	}
 }
 
+// failAll gives every request of the batch err, except those whose fn
+// panicked among the outcomes so far: they still re-panic.
 func failAll(batch []*request, outs []outcome, err error) []outcome {
-	for range batch {
-		outs = append(outs, outcome{err: err})
+	for i := range batch {
+		if i == len(outs) {
+			outs = append(outs, outcome{})
+		}
+		if !outs[i].panicked {
+			outs[i] = outcome{err: err}
+		}
 	}
 	return outs
 }
