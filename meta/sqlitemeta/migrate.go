@@ -55,14 +55,10 @@ const (
 	qRecordMigration = `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, ` + nowFunc + `())`
 )
 
-// migrate brings the schema on conn up to date, each migration in its own
-// transaction. A database whose schema is newer than this build knows is
-// refused with errors.ErrUnsupported.
-func migrate(ctx context.Context, conn *sql.Conn, log *slog.Logger) error {
-	ms, err := migrations()
-	if err != nil {
-		return err
-	}
+// migrate brings the schema on conn up to date with ms, each migration in
+// its own transaction. A database whose schema is newer than ms is refused
+// with errors.ErrUnsupported.
+func migrate(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logger) error {
 	for {
 		done, err := migrateStep(ctx, conn, ms, log)
 		if err != nil || done {

@@ -100,7 +100,11 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			return nil, err
 		}
 	}
-	if err := migrate(ctx, conn, s.log); err != nil {
+	ms, err := migrations()
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, conn, ms, s.log); err != nil {
 		return nil, err
 	}
 	if err := enableWAL(ctx, conn); err != nil {
