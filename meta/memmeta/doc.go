@@ -8,4 +8,8 @@
 // copied on its first write in that Update) and publishes it only when fn
 // returns nil; a failing or panicking fn leaves nothing behind. Nothing
 // survives Close.
+//
+// Copying a table costs O(its rows) per Update that writes it (a
+// workspace's staging rows are a table of their own), so memmeta suits
+// tests and small stores; it is a reference, not a fast path.
 package memmeta
