@@ -18,7 +18,7 @@ type Params struct {
 // DefaultParams splits files into chunks of about 1 MiB.
 var DefaultParams = Params{MinSize: 256 << 10, AvgSize: 1 << 20, MaxSize: 4 << 20}
 
-// Limits on Params, the same as fastcdc-go's.
+// Limits on Params.
 const (
 	// SmallestSize is the smallest allowed MinSize.
 	SmallestSize = 64
@@ -26,8 +26,8 @@ const (
 	LargestSize = 1 << 30
 )
 
-// normalization is FastCDC's normalization level, pinned at fastcdc-go's
-// default: before AvgSize a boundary needs normalization more zero bits of
+// normalization is FastCDC's normalization level, pinned at the paper's
+// recommended 2: before AvgSize a boundary needs normalization more zero bits of
 // the rolling hash than log2(AvgSize), after it that many fewer.
 const normalization = 2
 
