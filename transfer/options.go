@@ -7,9 +7,10 @@ import (
 
 // Options configure a transfer. The zero value means defaults.
 type Options struct {
-	// Progress, when set, is called after each entry and as file bytes
-	// are copied (at most once per copy buffer). It runs on the calling
-	// goroutine and must not block for long.
+	// Progress, when set, is called after each entry and after each read
+	// of file contents from the source. It runs on the calling goroutine
+	// and must not block for long. Setting it also makes directory and
+	// workspace sources count their totals first (a metadata-only walk).
 	Progress func(Progress)
 	// Skip decides about a source entry that cannot be represented (a
 	// device, FIFO or socket): return nil to skip it and go on, or an

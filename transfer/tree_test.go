@@ -185,8 +185,15 @@ func wsTree(t *testing.T, f *vfs.FS, root string) tree {
 	return out
 }
 
+// failer is what tree helpers need of *testing.T and *rapid.T.
+type failer interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // tarTree reads a tar stream (no root entry).
-func tarTree(t *testing.T, r io.Reader) tree {
+func tarTree(t failer, r io.Reader) tree {
 	t.Helper()
 	out := tree{}
 	groups := map[string][]string{}
@@ -210,7 +217,7 @@ func tarTree(t *testing.T, r io.Reader) tree {
 			groups[h.Linkname] = append(groups[h.Linkname], name)
 		case tar.TypeReg:
 			if n.Sum, err = sum(tr); err != nil {
-				t.Fatal(err)
+				t.Fatalf("read tar: %v", err)
 			}
 			groups[name] = append(groups[name], name)
 		}
@@ -221,7 +228,7 @@ func tarTree(t *testing.T, r io.Reader) tree {
 }
 
 // diffTrees reports the first differences between want and got.
-func diffTrees(t *testing.T, want, got tree) {
+func diffTrees(t failer, want, got tree) {
 	t.Helper()
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		g, ok := got[k]

@@ -151,14 +151,27 @@ func (s *wsSink) clear(ctx context.Context, p string) error {
 	return s.fs.Remove(ctx, p)
 }
 
-// file creates p and streams body into it.
+// smallFile is the size up to which a file is read whole and written in
+// one mutation (WriteFile) instead of streamed through a handle.
+const smallFile = 256 << 10
+
+// file creates p with body's contents: small files in one mutation,
+// larger ones streamed through a handle opened with O_EXCL. A body shorter
+// than e.size (a host file that shrank) writes what there is.
 func (s *wsSink) file(ctx context.Context, p string, e *entry, body io.Reader) error {
+	if s.buf == nil {
+		s.buf = make([]byte, bufSize)
+	}
+	if e.size <= smallFile {
+		n, err := io.ReadFull(body, s.buf[:e.size])
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return err
+		}
+		return s.fs.WriteFile(ctx, p, s.buf[:n], e.mode)
+	}
 	f, err := s.fs.OpenFile(ctx, p, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_EXCL, e.mode)
 	if err != nil {
 		return err
-	}
-	if s.buf == nil {
-		s.buf = make([]byte, bufSize)
 	}
 	if _, err := io.CopyBuffer(f, body, s.buf); err != nil {
 		return errors.Join(err, f.Close())
