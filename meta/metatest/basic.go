@@ -3,6 +3,7 @@ package metatest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"sort"
 	"sync"
@@ -136,6 +137,10 @@ func testObjects(t *testing.T, s meta.Store) {
 			objs := []meta.Object{
 				{Hash: hashOf(k.name + "a"), Data: []byte(k.name + " a")},
 				{Hash: hashOf(k.name + "b"), Data: bytes.Repeat([]byte{0, 1, 2, 0xff}, 5000)},
+			}
+			for i := range 150 { // enough for a driver to split into several statements
+				data := fmt.Appendf(nil, "%s %d", k.name, i)
+				objs = append(objs, meta.Object{Hash: hashOf(string(data)), Data: data})
 			}
 			if _, err := k.get(ctx, objs[0].Hash); err == nil {
 				t.Fatal("get before put succeeded")

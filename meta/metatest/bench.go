@@ -131,3 +131,50 @@ func BenchmarkView(b *testing.B, open BenchOpener) {
 		}
 	}
 }
+
+// BenchmarkUpdateRows measures one Update writing 8 staging rows, about
+// what creating a file stages.
+func BenchmarkUpdateRows(b *testing.B, open BenchOpener) {
+	const rows = 8
+	s := open(b)
+	createWorkspaces(b, s, "bench")
+	ctx := context.Background()
+	value := make([]byte, benchRow)
+	var seq int64
+	b.SetBytes(rows * benchRow)
+	b.ReportAllocs()
+	for b.Loop() {
+		batch := make([]meta.Staged, rows)
+		for i := range batch {
+			seq++
+			batch[i] = meta.Staged{Key: fmt.Appendf(nil, "key-%d", seq%4096), Value: value, Seq: seq}
+		}
+		if err := s.Update(ctx, func(tx meta.Tx) error { return tx.PutStaged("id-bench", batch) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPutNodes measures one Update storing 256 new 4 KiB nodes, about
+// what folding staging into a tree writes.
+func BenchmarkPutNodes(b *testing.B, open BenchOpener) {
+	const nodes, size = 256, 4096
+	s := open(b)
+	ctx := context.Background()
+	data := make([]byte, nodes*size)
+	n := 0
+	b.SetBytes(nodes * size)
+	b.ReportAllocs()
+	for b.Loop() {
+		objs := make([]meta.Object, nodes)
+		for i := range objs {
+			n++
+			d := data[i*size : (i+1)*size]
+			copy(d, fmt.Sprintf("node %d", n))
+			objs[i] = meta.Object{Hash: hashOf(string(d)), Data: d}
+		}
+		if err := s.Update(ctx, func(tx meta.Tx) error { return tx.PutNodes(objs) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

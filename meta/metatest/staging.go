@@ -58,6 +58,18 @@ func testStaging(t *testing.T, s meta.Store) {
 		return tx.PutStaged("id-missing", []meta.Staged{{Key: []byte("k"), Seq: 1}})
 	})
 	wantErr(t, "PutStaged to a missing workspace", err, fs.ErrNotExist)
+
+	// Many rows in one call, keys repeating: the last row of a key wins.
+	var many, want []meta.Staged
+	for i := range 300 {
+		many = append(many, meta.Staged{Key: fmt.Appendf(nil, "k%03d", i%137), Value: fmt.Appendf(nil, "v%d", i), Seq: int64(i)})
+	}
+	for i := 300 - 137; i < 300; i++ {
+		want = append(want, many[i])
+	}
+	slices.SortFunc(want, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
+	update(t, s, func(tx meta.Tx) error { return tx.PutStaged(w, many) })
+	checkStaged(t, s, w, want)
 }
 
 // checkStaged compares a workspace's staging rows with want (an empty

@@ -1,6 +1,7 @@
 package sqlitemeta
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 
@@ -8,25 +9,72 @@ import (
 )
 
 const (
-	qPutStaged = `INSERT INTO staging (workspace_id, key, value, deleted, seq) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (workspace_id, key) DO UPDATE
-		SET value = excluded.value, deleted = excluded.deleted, seq = excluded.seq`
 	qStaged       = `SELECT key, value, deleted, seq FROM staging WHERE workspace_id = $1 ORDER BY key`
 	qDeleteStaged = `DELETE FROM staging WHERE workspace_id = $1 AND seq <= $2`
 )
 
-// PutStaged implements meta.Tx. A missing workspace is fs.ErrNotExist.
+var putStaged = newMultiRow(`INSERT INTO staging (workspace_id, key, value, deleted, seq) VALUES `, `(?, ?, ?, ?, ?)`,
+	` ON CONFLICT (workspace_id, key) DO UPDATE
+	SET value = excluded.value, deleted = excluded.deleted, seq = excluded.seq`)
+
+// PutStaged implements meta.Tx. Of rows with equal keys the last wins (one
+// INSERT never names a key twice, which PostgreSQL would refuse). A missing
+// workspace is fs.ErrNotExist.
 func (t *tx) PutStaged(workspaceID string, rows []meta.Staged) error {
-	for _, r := range rows {
+	rows = lastPerKey(rows)
+	err := t.insert("put staging rows", putStaged, len(rows), func(i int, dst []any) {
+		r := rows[i]
 		key := r.Key
 		if key == nil {
 			key = []byte{}
 		}
-		if _, err := t.exec("put staging row", qPutStaged, workspaceID, key, r.Value, r.Deleted, r.Seq); err != nil {
-			return fmt.Errorf("workspace %q: %w", workspaceID, err)
-		}
+		dst[0], dst[1], dst[2], dst[3], dst[4] = workspaceID, key, r.Value, r.Deleted, r.Seq
+	})
+	if err != nil {
+		return fmt.Errorf("workspace %q: %w", workspaceID, err)
 	}
 	return nil
+}
+
+// lastPerKey drops every row that a later row with the same key replaces.
+func lastPerKey(rows []meta.Staged) []meta.Staged {
+	if !hasDuplicateKey(rows) {
+		return rows
+	}
+	last := make(map[string]int, len(rows))
+	for i, r := range rows {
+		last[string(r.Key)] = i
+	}
+	out := make([]meta.Staged, 0, len(last))
+	for i, r := range rows {
+		if last[string(r.Key)] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hasDuplicateKey reports whether two rows share a key, without allocating
+// for the few rows of a typical call.
+func hasDuplicateKey(rows []meta.Staged) bool {
+	if len(rows) > 16 {
+		seen := make(map[string]struct{}, len(rows))
+		for _, r := range rows {
+			if _, ok := seen[string(r.Key)]; ok {
+				return true
+			}
+			seen[string(r.Key)] = struct{}{}
+		}
+		return false
+	}
+	for i := range rows {
+		for j := range i {
+			if bytes.Equal(rows[i].Key, rows[j].Key) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Staged implements meta.Tx: rows ordered by key, bytewise. An empty Value

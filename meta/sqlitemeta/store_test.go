@@ -62,6 +62,8 @@ func BenchmarkUpdateParallel(b *testing.B) {
 	}
 }
 
-func BenchmarkGetNode(b *testing.B) { metatest.BenchmarkGetNode(b, benchOpen) }
-func BenchmarkStaged(b *testing.B)  { metatest.BenchmarkStaged(b, benchOpen) }
-func BenchmarkView(b *testing.B)    { metatest.BenchmarkView(b, benchOpen) }
+func BenchmarkGetNode(b *testing.B)    { metatest.BenchmarkGetNode(b, benchOpen) }
+func BenchmarkStaged(b *testing.B)     { metatest.BenchmarkStaged(b, benchOpen) }
+func BenchmarkView(b *testing.B)       { metatest.BenchmarkView(b, benchOpen) }
+func BenchmarkUpdateRows(b *testing.B) { metatest.BenchmarkUpdateRows(b, benchOpen) }
+func BenchmarkPutNodes(b *testing.B)   { metatest.BenchmarkPutNodes(b, benchOpen) }
