@@ -30,8 +30,6 @@ type app struct {
 	st             *forkspace.Store
 }
 
-func defaultStore() string { return forkspace.DefaultDir() }
-
 // open opens the store; unless create is set, a directory without a store
 // is fs.ErrNotExist (so a typo in --store does not create a new one).
 func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {

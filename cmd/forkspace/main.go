@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace"
 )
 
 func main() {
@@ -38,14 +40,21 @@ func newRoot(a *app) *cobra.Command {
 		Short: "Durable, forkable workspaces for AI agents",
 		Long: "forkspace keeps POSIX-like file trees (workspaces) in a store of SQL metadata and\n" +
 			"content-addressed blobs; fork, checkpoint, restore and diff cost the same at any size.",
+		Example: "  forkspace init\n" +
+			"  forkspace workspace create agent-1\n" +
+			"  forkspace -w agent-1 import ./project --to /src\n" +
+			"  forkspace -w agent-1 checkpoint before-refactor\n" +
+			"  forkspace workspace fork agent-1 agent-1-try\n" +
+			"  forkspace diff agent-1-try --unified",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(*cobra.Command, []string) error { a.ran = true; return nil },
 	}
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := root.PersistentFlags()
-	f.StringVar(&a.storeDir, "store", defaultStore(), "store directory (default $FORKSPACE_HOME, else ./.forkspace)")
-	f.StringVarP(&a.state, "workspace", "w", os.Getenv("FORKSPACE_WORKSPACE"), "workspace to act in, NAME or NAME@CHECKPOINT (default $FORKSPACE_WORKSPACE)")
+	f.StringVar(&a.storeDir, "store", forkspace.DefaultDir(), "store directory ($FORKSPACE_HOME, else ./.forkspace)")
+	f.StringVarP(&a.state, "workspace", "w", os.Getenv("FORKSPACE_WORKSPACE"), "workspace to act in, NAME or NAME@CHECKPOINT ($FORKSPACE_WORKSPACE)")
 	f.BoolVar(&a.json, "json", false, "print listings and info as JSON")
 	root.AddCommand(
 		initCmd(a), workspaceCmd(a),

@@ -22,12 +22,16 @@ type transferSummary struct {
 
 // summary reports a finished transfer, e.g. "imported 3 entries (1.2 KiB)
 // into ws:/dir".
-func (a *app) summary(what string, m *meter, p string) error {
+func (a *app) summary(verb, prep string, m *meter, p string) error {
 	s := transferSummary{Entries: m.last.Files, Bytes: m.last.Bytes, Path: p}
 	if a.json {
 		return a.printJSON(s)
 	}
-	_, err := fmt.Fprintf(a.stdout, "%s %d entries (%s) %s:/%s\n", what, s.Entries, size(s.Bytes), a.state, strings.TrimPrefix(p, "."))
+	noun := "entries"
+	if s.Entries == 1 {
+		noun = "entry"
+	}
+	_, err := fmt.Fprintf(a.stdout, "%s %d %s (%s) %s %s:/%s\n", verb, s.Entries, noun, size(s.Bytes), prep, a.state, strings.TrimPrefix(p, "."))
 	return err
 }
 
@@ -47,8 +51,11 @@ func importCmd(a *app) *cobra.Command {
 	var to string
 	c := &cobra.Command{
 		Use:   "import SRC [--to PATH]",
-		Short: "Copy a host directory or a tar archive (.tar, .tar.gz, .tgz, '-' for stdin) into the workspace",
-		Args:  args(cobra.ExactArgs(1)),
+		Short: "Copy a host directory or a tar archive into the workspace",
+		Long: "Copy a host directory, or a tar archive (a file, plain or gzip, or '-' for stdin), into\n" +
+			"directory PATH of the workspace, preserving modes, times, links and owners. Entries that\n" +
+			"would land outside PATH or be written through a symbolic link are refused (exit code 5).",
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
 			dst, err := wsPath(to)
@@ -66,7 +73,7 @@ func importCmd(a *app) *cobra.Command {
 				return err
 			}
 			m.done()
-			return a.summary("imported into", m, dst)
+			return a.summary("imported", "into", m, dst)
 		},
 	}
 	c.Flags().StringVar(&to, "to", ".", "workspace directory to import into (created if missing)")
@@ -80,8 +87,11 @@ func exportCmd(a *app) *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "export DEST [--from PATH]",
-		Short: "Copy the workspace (or a checkpoint) to a host directory or a tar archive (.tar, .tar.gz, .tgz, '-' for stdout)",
-		Args:  args(cobra.ExactArgs(1)),
+		Short: "Copy the workspace (or a checkpoint) to a host directory or a tar archive",
+		Long: "Copy PATH of the workspace (or of a checkpoint, with -w NAME@CHECKPOINT) to a host\n" +
+			"directory, to a tar archive when DEST ends in .tar, .tar.gz or .tgz, or to stdout for '-'.\n" +
+			"Symbolic links already in a destination directory are never followed.",
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
 			src, err := wsPath(from)
@@ -113,7 +123,7 @@ func exportCmd(a *app) *cobra.Command {
 			if dest == "-" {
 				return nil
 			}
-			return a.summary("exported from", m, src)
+			return a.summary("exported", "from", m, src)
 		},
 	}
 	c.Flags().StringVar(&from, "from", ".", "workspace path to export")
