@@ -78,4 +78,5 @@ func TestFileCommands(t *testing.T) {
 		t.Errorf("after rm: %+v", entries)
 	}
 	c.fails(exitNotFound, nil, cmd("rm", "-r", "src")...)
+	c.fails(exitInvalid, nil, cmd("put", c.cwd, "dir")...)
 }

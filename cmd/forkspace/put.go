@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -40,7 +42,7 @@ func putCmd(a *app) *cobra.Command {
 					return err
 				}
 				if fi.IsDir() {
-					return &fs.PathError{Op: "put", Path: argv[0], Err: errors.New("is a directory (use import)")}
+					return &fs.PathError{Op: "put", Path: argv[0], Err: fmt.Errorf("%w: use import for directories", errdefs.ErrIsDir)}
 				}
 				src, perm = lf, fi.Mode().Perm()
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +10,14 @@ import (
 
 func TestWorkspaceCommands(t *testing.T) {
 	c := newCLI(t)
+	var store map[string]string
+	c.json(&store, "init")
+	if !filepath.IsAbs(store["store"]) {
+		t.Errorf("init --json: %v", store)
+	}
+	if out := c.ok(nil, "workspace"); !strings.Contains(out, "Available Commands") {
+		t.Errorf("workspace without a subcommand:\n%s", out)
+	}
 	var info forkspace.Info
 	c.json(&info, "workspace", "create", "alpha", "--quota-entries", "1000")
 	if info.Name != "alpha" || !strings.HasPrefix(info.ID, "ws-") || info.Quota.MaxEntries != 1000 {
@@ -95,7 +104,11 @@ func TestCheckpointRestoreDiff(t *testing.T) {
 	}
 	c.fails(exitNotFound, nil, "diff", "w")
 
-	c.ok(nil, "-w", "w", "restore", "v1")
+	var restored map[string]string
+	c.json(&restored, "-w", "w", "restore", "v1")
+	if restored["workspace"] != "w" || restored["checkpoint"] != "v1" {
+		t.Errorf("restore --json: %v", restored)
+	}
 	if got := c.ok(nil, "-w", "w", "cat", "f.txt"); got != "one\ntwo\n" {
 		t.Errorf("after restore: %q", got)
 	}
