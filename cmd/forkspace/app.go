@@ -50,12 +50,15 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 	return st, nil
 }
 
-func (a *app) close() {
-	if a.st != nil {
-		if err := a.st.Close(); err != nil {
-			fmt.Fprintf(a.stderr, "forkspace: close store: %v\n", err)
-		}
+// close closes the store if it was opened.
+func (a *app) close() error {
+	if a.st == nil {
+		return nil
 	}
+	if err := a.st.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
 }
 
 // target returns the -w state split into workspace and checkpoint.

@@ -5,8 +5,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -14,13 +17,17 @@ import (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// Interrupts cancel the command's context, so a long import or export
+	// stops between writes and the store is closed cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run executes one command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
-	defer a.close()
 	root := newRoot(a)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -30,7 +37,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil && !a.ran {
 		err = usageError{err}
 	}
-	return a.report(err)
+	return a.report(errors.Join(err, a.close()))
 }
 
 // newRoot wires the global flags and every subcommand.
