@@ -42,6 +42,7 @@ type Store struct {
 	reads  *stmtCache
 	points *pointReader // GetNode, GetInline
 	w      *writer
+	ck     *checkpointer
 
 	mu      sync.RWMutex   // write-locked by Close to stop new calls
 	closed  bool           // guarded by mu
@@ -55,6 +56,10 @@ const pageSize = 8192
 
 // mmapBytes is how much of the file each connection maps.
 const mmapBytes = 1 << 30
+
+// walSizeLimit is the size, in bytes, to which SQLite truncates the WAL
+// file when it restarts it after a complete checkpoint.
+const walSizeLimit = walBackstopPages * pageSize
 
 // cacheKiB is each connection's page cache size (PRAGMA cache_size, in
 // KiB); pages read through the memory map cost the cache little.
@@ -82,6 +87,9 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			if s.w != nil {
 				s.w.stmts.close()
 			}
+			if s.ck != nil {
+				s.ck.conn.Close()
+			}
 			if conn != nil {
 				conn.Close()
 			}
@@ -91,7 +99,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}()
 
 	s.write = sql.OpenDB(connector{dsn: dsn(abs, opts.BusyTimeout, false)})
-	s.write.SetMaxOpenConns(1)
+	s.write.SetMaxOpenConns(2) // the writer's and the checkpointer's
 	if conn, err = s.write.Conn(ctx); err != nil {
 		return nil, translate(err)
 	}
@@ -110,7 +118,12 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if err := enableWAL(ctx, conn); err != nil {
 		return nil, err
 	}
-	s.w = newWriter(conn, s.log)
+	ckConn, err := s.write.Conn(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	s.ck = newCheckpointer(ckConn, s.log)
+	s.w = newWriter(conn, s.ck, s.log)
 
 	readers, points := max(4, runtime.GOMAXPROCS(0)), max(2, runtime.GOMAXPROCS(0))
 	s.read = sql.OpenDB(connector{dsn: dsn(abs, opts.BusyTimeout, true)})
@@ -121,6 +134,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, translate(err)
 	}
 	go s.w.run()
+	go s.ck.run()
 	return s, nil
 }
 
@@ -180,6 +194,8 @@ func dsn(path string, busy time.Duration, readOnly bool) string {
 		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageSize))
 	}
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopPages))
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", cacheKiB))
 	q.Add("_pragma", "temp_store(MEMORY)")
@@ -305,7 +321,7 @@ func (s *Store) Close() error {
 	<-s.w.stopped
 	s.reading.Wait()
 	s.w.stmts.close()
-	err := s.w.conn.Close()
+	err := errors.Join(s.ck.close(), s.w.conn.Close())
 	return errors.Join(err, s.closeDBs())
 }
 

@@ -38,6 +38,7 @@ type outcome struct {
 // that arrives while a batch commits is in the next one.
 type writer struct {
 	conn    *sql.Conn
+	ck      *checkpointer
 	log     *slog.Logger
 	stmts   *stmtCache
 	queue   chan *request
@@ -48,9 +49,10 @@ type writer struct {
 	commits, updates atomic.Int64
 }
 
-func newWriter(conn *sql.Conn, log *slog.Logger) *writer {
+func newWriter(conn *sql.Conn, ck *checkpointer, log *slog.Logger) *writer {
 	return &writer{
 		conn:    conn,
+		ck:      ck,
 		log:     log,
 		stmts:   newStmtCache(conn.PrepareContext),
 		queue:   make(chan *request, maxBatch),
@@ -124,6 +126,7 @@ func (w *writer) commit(batch []*request, outs []outcome) []outcome {
 	}
 	w.commits.Add(1)
 	w.updates.Add(int64(committed))
+	w.ck.committed()
 	return outs
 }
 
