@@ -28,7 +28,11 @@
 // of the process (TestCrash checks this). A power loss or kernel crash may
 // roll back the last transactions committed before the next WAL checkpoint
 // (the file stays consistent); that is the price of not calling fsync on
-// every commit.
+// every commit. Checkpoints, which do fsync, run on a background goroutine
+// (checkpoint.go) rather than inside a COMMIT.
+//
+// Writes: puts of many rows use multi-row INSERTs (multirow.go), at most
+// seven prepared statements per table.
 //
 // Schema: numbered migrations embedded from migrations/*.sql, each applied
 // in its own transaction and recorded in schema_migrations. Open refuses a
