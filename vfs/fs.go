@@ -279,18 +279,3 @@ func (f *FS) allocIno(ctx context.Context) (uint64, error) {
 	f.inoNext++
 	return ino, nil
 }
-
-// Usage returns the workspace's usage: logical bytes of regular files and
-// the number of inodes other than the root.
-func (f *FS) Usage(ctx context.Context) (Usage, error) {
-	var u Usage
-	err := f.read("usage", ".", func(t *txn) error {
-		var err error
-		u, err = t.usage(ctx)
-		return err
-	})
-	return u, err
-}
-
-// Quota returns the limits f enforces (zero fields are unlimited).
-func (f *FS) Quota() meta.Quota { return f.quota }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 
 	"github.com/forkspace/forkspace/content"
-	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 )
@@ -99,34 +98,6 @@ func (t *txn) entry(ctx context.Context, dir uint64, name string) (dirent, bool,
 	}
 	d, err := decodeDirent(v)
 	return d, err == nil, err
-}
-
-// usage returns the workspace's recorded usage.
-func (t *txn) usage(ctx context.Context) (Usage, error) {
-	v, ok, err := t.get(ctx, usageKey)
-	if err != nil || !ok {
-		return Usage{}, err
-	}
-	return decodeUsage(v)
-}
-
-// addUsage records a change of usage, failing with errdefs.ErrQuota when a
-// growth would pass the quota.
-func (t *txn) addUsage(ctx context.Context, bytes, entries int64) error {
-	if bytes == 0 && entries == 0 {
-		return nil
-	}
-	u, err := t.usage(ctx)
-	if err != nil {
-		return err
-	}
-	u.Bytes += bytes
-	u.Entries += entries
-	if err := t.f.checkQuota(u, bytes, entries); err != nil {
-		return err
-	}
-	t.set(usageKey, encodeUsage(u))
-	return nil
 }
 
 // touchDir sets a directory's mtime and ctime to now and adds dlink to its
@@ -282,17 +253,4 @@ func (t *txn) dirEmpty(ctx context.Context, ino uint64) (bool, error) {
 		return kv.Stop
 	})
 	return empty, err
-}
-
-// checkQuota fails with errdefs.ErrQuota when u passes f's quota on a
-// dimension that grows.
-func (f *FS) checkQuota(u Usage, dBytes, dEntries int64) error {
-	q := f.quota
-	if dBytes > 0 && q.MaxBytes > 0 && u.Bytes > q.MaxBytes {
-		return fmt.Errorf("%w: %d bytes over limit %d", errdefs.ErrQuota, u.Bytes, q.MaxBytes)
-	}
-	if dEntries > 0 && q.MaxEntries > 0 && u.Entries > q.MaxEntries {
-		return fmt.Errorf("%w: %d entries over limit %d", errdefs.ErrQuota, u.Entries, q.MaxEntries)
-	}
-	return nil
 }
