@@ -19,8 +19,12 @@ import (
 	"github.com/forkspace/forkspace/errdefs"
 )
 
-// binary is the forkspace command built once for all tests.
-var binary string
+var (
+	// binary is the forkspace command built once for all tests.
+	binary string
+	// buildFlags are extra go build flags (race_test.go adds -race).
+	buildFlags []string
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "forkspace-cli-")
@@ -33,7 +37,7 @@ func TestMain(m *testing.M) {
 	if _, err := os.Stat(gobin); err != nil {
 		gobin = "go"
 	}
-	build := exec.Command(gobin, "build", "-o", binary, ".")
+	build := exec.Command(gobin, append(append([]string{"build"}, buildFlags...), "-o", binary, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build forkspace:", err)
@@ -64,7 +68,9 @@ func (c *cli) run(stdin []byte, args ...string) (string, string, int) {
 	c.t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = c.cwd
-	cmd.Env = append(os.Environ(), "FORKSPACE_HOME="+c.store, "FORKSPACE_WORKSPACE=")
+	// A race-built binary exits with code 66 on a race; without the exit
+	// sleep it starts and stops as fast as a plain one.
+	cmd.Env = append(os.Environ(), "FORKSPACE_HOME="+c.store, "FORKSPACE_WORKSPACE=", "GORACE=atexit_sleep_ms=0")
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
