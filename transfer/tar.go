@@ -83,7 +83,7 @@ func tarEntry(h *tar.Header) (*entry, error) {
 		mtime: h.ModTime, atime: h.AccessTime, size: h.Size,
 	}
 	switch h.Typeflag {
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg:
 		e.kind = kindFile
 	case tar.TypeDir:
 		e.kind, e.size = kindDir, 0
