@@ -1,0 +1,163 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"time"
+)
+
+// Provider builds workspaces for agent sessions. A provider is constructed
+// once and serves many sessions: it must keep no per-session state on
+// itself (everything a session needs lives in the Workspace it returns).
+type Provider interface {
+	// ID names the provider; Config.Kind selects it in a Registry and
+	// Ref.ProviderID records it.
+	ID() string
+
+	// Open builds the live workspace of session from cfg and returns it with
+	// a serializable Ref from which Resolve can rebuild it. declared is the
+	// set of capabilities the agent declared (nil: build everything); a
+	// provider may skip modules that were not declared, but the returned
+	// Ref.Capabilities must say exactly what was built. Failures are
+	// *FailedError (set Transient for causes a retry may fix).
+	Open(ctx context.Context, cfg Config, session Session, declared *Capabilities) (Workspace, Ref, error)
+
+	// Resolve rebuilds a live workspace from a Ref after a restart, without
+	// the original Config. It checks Ref.SchemaVersion with
+	// CheckSchemaVersion. Failures are *FailedError.
+	Resolve(ctx context.Context, ref Ref) (Workspace, error)
+}
+
+// Config is a provider configuration, discriminated by Kind. Its JSON form
+// is an object with a "kind" field; Registry.DecodeConfig decodes it.
+type Config interface {
+	Kind() string
+}
+
+// Session identifies the agent session a workspace is opened for.
+type Session struct {
+	ID    string `json:"id"`
+	Actor string `json:"actor,omitempty"`
+}
+
+// Capabilities are the modules a workspace offers.
+type Capabilities struct {
+	FS       bool `json:"fs,omitempty"`
+	Shell    bool `json:"shell,omitempty"`
+	Snapshot bool `json:"snapshot,omitempty"`
+}
+
+// Covers reports whether c provides every capability in want.
+func (c Capabilities) Covers(want Capabilities) bool {
+	return (!want.FS || c.FS) && (!want.Shell || c.Shell) && (!want.Snapshot || c.Snapshot)
+}
+
+// Ref is the serializable handle of a workspace: no secrets, no live
+// objects. SchemaVersion is absent in legacy refs.
+type Ref struct {
+	ProviderID    string          `json:"provider_id"`
+	Payload       json.RawMessage `json:"ref"`
+	Capabilities  Capabilities    `json:"capabilities"`
+	SchemaVersion *int            `json:"schema_version,omitempty"`
+}
+
+// Workspace is a live workspace. Module accessors return nil for modules
+// that were not built.
+type Workspace interface {
+	// ID identifies the workspace within its provider.
+	ID() string
+	FS() FS
+	Shell() Shell
+	Snapshots() Snapshots
+	// Close ends the workspace's life for this session; the ref may still
+	// be resolved later if the provider keeps the data.
+	Close(ctx context.Context) error
+}
+
+// FS is the file module. Paths are workspace-relative, io/fs style ("."
+// is the root); *vfs.FS implements it. Errors are io/fs and errdefs
+// sentinels in *fs.PathError. A module method may fail with *EvictedError
+// when the backing resource is gone (the session re-resolves and retries
+// once).
+type FS interface {
+	Stat(ctx context.Context, name string) (fs.FileInfo, error)
+	Lstat(ctx context.Context, name string) (fs.FileInfo, error)
+	ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
+	ReadFile(ctx context.Context, name string) ([]byte, error)
+	WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error
+	Mkdir(ctx context.Context, name string, perm fs.FileMode) error
+	MkdirAll(ctx context.Context, name string, perm fs.FileMode) error
+	Remove(ctx context.Context, name string) error
+	RemoveAll(ctx context.Context, name string) error
+	Rename(ctx context.Context, oldname, newname string) error
+}
+
+// Shell is the command module.
+type Shell interface {
+	Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
+}
+
+// ExecRequest is one command run against the workspace.
+type ExecRequest struct {
+	// Command is run by /bin/sh -c in the workspace's root directory.
+	Command string            `json:"command"`
+	Env     map[string]string `json:"env,omitempty"`
+	// Timeout bounds the run (0: the shell's default).
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Network allows network access (off by default).
+	Network bool `json:"network,omitempty"`
+	// MaxOutput caps stdout and stderr each (0: the shell's default); the
+	// excess is replaced by a truncation marker.
+	MaxOutput int `json:"max_output,omitempty"`
+}
+
+// ExecResult is what a command did.
+type ExecResult struct {
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	// Changed lists the workspace paths the command created, modified or
+	// deleted, as pulled back into the workspace.
+	Changed []Change `json:"changed,omitempty"`
+	// Dropped lists changes that were not pulled back (read-only mounts,
+	// ignored paths, conflicts kept local), with the reason.
+	Dropped  []Change      `json:"dropped,omitempty"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Change is one path a command changed.
+type Change struct {
+	Path   string `json:"path"`
+	Op     string `json:"op"` // "created", "modified", "deleted"
+	Reason string `json:"reason,omitempty"`
+}
+
+// Snapshots is the checkpoint module.
+type Snapshots interface {
+	Checkpoint(ctx context.Context, label string) (Checkpoint, error)
+	Checkpoints(ctx context.Context) ([]Checkpoint, error)
+	Restore(ctx context.Context, checkpoint string) error
+	// Diff compares two states of this workspace: "" is the live state, a
+	// checkpoint ID or label otherwise. Unified adds text diffs.
+	Diff(ctx context.Context, from, to string, unified bool) ([]DiffEntry, error)
+	// Fork creates a new workspace from the live state and returns its ref.
+	Fork(ctx context.Context, name string) (Ref, error)
+}
+
+// Checkpoint describes a checkpoint.
+type Checkpoint struct {
+	ID        string    `json:"id"`
+	Label     string    `json:"label,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// DiffEntry is one changed path between two states.
+type DiffEntry struct {
+	Op      string `json:"op"` // "added", "modified", "deleted", "renamed"
+	Path    string `json:"path"`
+	OldPath string `json:"old_path,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Unified string `json:"unified,omitempty"`
+}
