@@ -31,6 +31,18 @@ func benchStore(b *testing.B) *forkspace.Store {
 	return st
 }
 
+// populated returns a store holding workspace "base" populated with n files.
+func populated(b *testing.B, n int) (*forkspace.Store, *forkspace.Workspace) {
+	b.Helper()
+	st := benchStore(b)
+	w, err := st.Create(context.Background(), "base", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	populate(b, w, n)
+	return st, w
+}
+
 // populate writes n files of about 10 KiB (n/100 per directory) and folds,
 // so the workspace holds ~n*10 KiB of committed data.
 func populate(b *testing.B, w *forkspace.Workspace, n int) {
@@ -94,13 +106,8 @@ func BenchmarkForkCheckpoint(b *testing.B) {
 			continue
 		}
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			st := benchStore(b)
+			_, w := populated(b, n)
 			ctx := context.Background()
-			w, err := st.Create(ctx, "base", forkspace.CreateOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			populate(b, w, n)
 			rng := rand.New(rand.NewPCG(3, 4))
 			var forks, cps []time.Duration
 			i := 0
@@ -129,13 +136,8 @@ func BenchmarkForkCheckpoint(b *testing.B) {
 // history, then after 1,000 checkpoints and 100 forks.
 func BenchmarkStatHistory(b *testing.B) {
 	const n = 10_000
-	st := benchStore(b)
+	_, w := populated(b, n)
 	ctx := context.Background()
-	w, err := st.Create(ctx, "base", forkspace.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	populate(b, w, n)
 	statLoop := func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		names := make([]string, 4096)
@@ -291,13 +293,8 @@ func BenchmarkDiff(b *testing.B) {
 	if testing.Short() {
 		n = 10_000
 	}
-	st := benchStore(b)
+	st, w := populated(b, n)
 	ctx := context.Background()
-	w, err := st.Create(ctx, "base", forkspace.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	populate(b, w, n)
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, k := range []int{1, 10, 100, 1000} {
 		fork, err := w.Fork(ctx, "k"+strconv.Itoa(k), forkspace.ForkOptions{})
