@@ -25,13 +25,16 @@
 // # Key space
 //
 // Keys are documented in keys.go: per inode (big-endian number, so a
-// directory's entries are contiguous and name-ordered) attributes, content
-// manifest, entries, symlink target and xattrs; and one usage record, so
-// forks and checkpoints carry their usage. Inode numbers come from the
+// directory's entries are contiguous and name-ordered) attributes,
+// secondary hard-link records, content manifest, entries, symlink target
+// and xattrs; and one usage record, so forks and checkpoints carry their
+// usage. Inode numbers come from the
 // store-wide "ino" counter in batches and are never reused; inode 1 is the
 // root of every workspace. Attributes keep the inode's primary link (parent
 // and name) so an inode maps back to a path (diff) and a directory cannot
-// be moved into its own subtree.
+// be moved into its own subtree; a file's other hard links have records of
+// their own, so removing the primary link promotes another without a scan.
+// Check verifies all of these invariants over a whole state.
 //
 // # Paths and links
 //

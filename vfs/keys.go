@@ -11,17 +11,21 @@ import (
 // all entries of one directory, are contiguous and sorted by name.
 //
 //	'i' ino(8) 'a'        inode attributes (encodeAttr)
+//	'i' ino(8) 'b' dir(8) name
+//	                      secondary hard link dir/name of a file (the
+//	                      primary link is in the attributes)
 //	'i' ino(8) 'c'        content manifest (content.Manifest.Encode)
 //	'i' ino(8) 'd' name   directory entry: child ino(8) + type byte
 //	'i' ino(8) 'l'        symlink target
 //	'i' ino(8) 'x' name   extended attribute value
 //	'u'                   usage: logical bytes, entries (encodeUsage)
 const (
-	kindAttr    = 'a'
-	kindContent = 'c'
-	kindDirent  = 'd'
-	kindLink    = 'l'
-	kindXattr   = 'x'
+	kindAttr     = 'a'
+	kindBacklink = 'b'
+	kindContent  = 'c'
+	kindDirent   = 'd'
+	kindLink     = 'l'
+	kindXattr    = 'x'
 )
 
 // rootIno is the inode number of every workspace's root directory.
@@ -50,6 +54,24 @@ func inoSpan(ino uint64) (start, end []byte) {
 	start = inoKey(ino, 0, "")[:9]
 	end = inoKey(ino+1, 0, "")[:9]
 	return start, end
+}
+
+// backlinkKey returns the key recording that dir/name is a secondary link
+// of file ino. Its value is backlinkValue.
+func backlinkKey(ino, dir uint64, name string) []byte {
+	k := inoKey(ino, kindBacklink, "12345678"+name)
+	binary.BigEndian.PutUint64(k[10:18], dir)
+	return k
+}
+
+var backlinkValue = []byte{1}
+
+// parseBacklink decodes the directory and name of a backlink key.
+func parseBacklink(k []byte) (dir uint64, name string, ok bool) {
+	if len(k) < 18 {
+		return 0, "", false
+	}
+	return binary.BigEndian.Uint64(k[10:18]), string(k[18:]), true
 }
 
 // parsedKey is a decoded key of the inode space.

@@ -97,6 +97,7 @@ func (f *FS) Link(ctx context.Context, oldname, newname string) error {
 		a.ctime = t.now
 		t.putAttr(src.ino, &a)
 		t.set(inoKey(dst.parent, kindDirent, dst.name), encodeDirent(src.ino, src.typ))
+		t.set(backlinkKey(src.ino, dst.parent, dst.name), backlinkValue)
 		return t.touchDir(ctx, dst.parent, 0)
 	})
 }

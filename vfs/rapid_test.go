@@ -193,6 +193,7 @@ func appendHost(p string, data []byte) error {
 // compare walks both trees and fails on any difference in entries, types,
 // file modes, contents, link counts of files or link targets.
 func (m *model) compare() {
+	must(m.rt, m.f.Check(context.Background()))
 	want := map[string]string{}
 	err := filepath.WalkDir(m.host, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -104,6 +104,9 @@ func (t *txn) move(ctx context.Context, src node, parent uint64, name string) er
 	}
 	if a.parent == src.parent && a.name == src.name || src.typ == typeDir {
 		a.parent, a.name = parent, name
+	} else {
+		t.del(backlinkKey(src.ino, src.parent, src.name))
+		t.set(backlinkKey(src.ino, parent, name), backlinkValue)
 	}
 	a.ctime = t.now
 	t.putAttr(src.ino, &a)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 )
@@ -153,12 +154,15 @@ func (t *txn) unlink(ctx context.Context, parent uint64, name string, d dirent) 
 		a.nlink--
 		a.ctime = t.now
 		if a.parent == parent && a.name == name {
-			// Keep the primary link pointing at a live entry.
-			if p, n, ok, err := t.otherLink(ctx, d.ino, parent, name); err != nil {
+			// Promote another link to primary.
+			p, n, err := t.firstBacklink(ctx, d.ino)
+			if err != nil {
 				return err
-			} else if ok {
-				a.parent, a.name = p, n
 			}
+			a.parent, a.name = p, n
+			t.del(backlinkKey(d.ino, p, n))
+		} else {
+			t.del(backlinkKey(d.ino, parent, name))
 		}
 		t.putAttr(d.ino, &a)
 		return nil
@@ -188,30 +192,26 @@ func (t *txn) drop(ctx context.Context, ino uint64, a *attr) error {
 	return nil
 }
 
-// otherLink finds an entry other than parent/name that links to ino. There
-// is no reverse index, so it scans every entry of the view: the cost is paid
-// only when the primary link of a hard-linked file goes.
-func (t *txn) otherLink(ctx context.Context, ino, parent uint64, name string) (uint64, string, bool, error) {
+// firstBacklink returns the first secondary link of ino; a hard-linked
+// inode with nlink > 1 has at least one.
+func (t *txn) firstBacklink(ctx context.Context, ino uint64) (uint64, string, error) {
 	var (
 		p     uint64
 		n     string
 		found bool
 	)
-	err := t.view.Scan(ctx, []byte{'i'}, []byte{'j'}, func(k, v []byte) error {
-		pk, ok := parseKey(k)
-		if !ok || pk.kind != kindDirent || (pk.ino == parent && pk.name == name) {
-			return nil
+	start, end := inoRange(ino, kindBacklink)
+	err := t.view.Scan(ctx, start, end, func(k, _ []byte) error {
+		if _, live, err := t.get(ctx, k); err != nil || !live {
+			return err
 		}
-		if d, err := decodeDirent(v); err == nil && d.ino == ino {
-			if _, live, err := t.get(ctx, k); err != nil || !live {
-				return err
-			}
-			p, n, found = pk.ino, pk.name, true
-			return kv.Stop
-		}
-		return nil
+		p, n, found = parseBacklink(k)
+		return kv.Stop
 	})
-	return p, n, found, err
+	if err == nil && !found {
+		err = fmt.Errorf("find links of inode %d: %w", ino, errdefs.ErrCorrupt)
+	}
+	return p, n, err
 }
 
 // manifest returns the content manifest of a file (empty if it has none).

@@ -48,10 +48,13 @@ func Run(t *testing.T, newFS func(t *testing.T) *vfs.FS) {
 
 // Dump renders every entry of f (type, permissions, size, link count,
 // owner, mtime, contents or target, xattrs) keyed by path, for equality
-// checks. It fails t on error.
+// checks. It first runs f.Check, and fails t on any error.
 func Dump(t testing.TB, f *vfs.FS) map[string]string {
 	t.Helper()
 	ctx := context.Background()
+	if err := f.Check(ctx); err != nil {
+		t.Fatalf("check: %v", err)
+	}
 	out := map[string]string{}
 	var walk func(p string)
 	walk = func(p string) {
