@@ -55,6 +55,8 @@ type Change struct {
 	// Unified is a unified diff of the contents, set when DiffOptions.Unified
 	// is and both sides are text (no NUL byte, at most MaxDiffText bytes).
 	Unified string `json:"unified,omitempty"`
+
+	oldIno, newIno uint64 // the inodes on each side (0 for none)
 }
 
 // DiffOptions configure Diff.
@@ -74,8 +76,9 @@ const MaxDiffText = 1 << 20
 // and each entry in it; a file whose contents, size, mode, owner, mtime,
 // target or extended attributes changed is Modified; a directory is
 // Modified only when its mode, owner or extended attributes changed. A path
-// deleted and re-created as another inode is Modified. Both states must
-// come from the same store.
+// deleted and re-created as another inode is Modified. A file with several
+// hard links is reported at its primary link. Both states must come from
+// the same store.
 func Diff(ctx context.Context, from, to *FS, opts DiffOptions) ([]Change, error) {
 	a, err := from.Root(ctx)
 	if err != nil {
@@ -195,10 +198,12 @@ func (d *differ) changes(ctx context.Context) ([]Change, error) {
 		old, ok := byPath[c.Path]
 		switch {
 		case !ok:
-		case old.Op == Deleted && c.Op == Added, old.Op == Added && c.Op == Deleted:
-			c.Op = Modified
-			c.OldSize = max(old.OldSize, c.OldSize)
-			c.Size = max(old.Size, c.Size)
+		case old.Op == Deleted && c.Op == Added:
+			// Another inode now holds the path.
+			c.Op, c.OldSize, c.oldIno = Modified, old.OldSize, old.oldIno
+		case old.Op == Added && c.Op == Deleted:
+			old.Op, old.OldSize, old.oldIno = Modified, c.OldSize, c.oldIno
+			return
 		case c.Op == Deleted:
 			return // replaced by a rename onto this path
 		}
@@ -211,12 +216,12 @@ func (d *differ) changes(ctx context.Context) ([]Change, error) {
 			if err != nil {
 				return nil, err
 			}
-			c := Change{Op: Added, Path: p, Type: l.typ.String(), Size: d.size(ctx, &d.to, ino)}
+			c := Change{Op: Added, Path: p, Type: l.typ.String(), Size: d.size(ctx, &d.to, ino), newIno: ino}
 			if i < len(olds) {
 				if c.OldPath, err = d.from.path(ctx, olds[i]); err != nil {
 					return nil, err
 				}
-				c.Op, c.OldSize = Renamed, d.size(ctx, &d.from, ino)
+				c.Op, c.OldSize, c.oldIno = Renamed, d.size(ctx, &d.from, ino), ino
 			}
 			put(c)
 		}
@@ -227,13 +232,12 @@ func (d *differ) changes(ctx context.Context) ([]Change, error) {
 			if err != nil {
 				return nil, err
 			}
-			put(Change{Op: Deleted, Path: p, Type: l.typ.String(), OldSize: d.size(ctx, &d.from, ino)})
+			put(Change{Op: Deleted, Path: p, Type: l.typ.String(), OldSize: d.size(ctx, &d.from, ino), oldIno: ino})
 		}
 	}
 	for ino := range d.touched {
-		if _, ok := d.added[ino]; ok {
-			continue
-		}
+		// A renamed inode's change is already at its primary path; a
+		// hard link added elsewhere does not hide a modification.
 		c, ok, err := d.modified(ctx, ino)
 		if err != nil {
 			return nil, err
@@ -288,14 +292,14 @@ func (d *differ) modified(ctx context.Context, ino uint64) (Change, bool, error)
 	if same {
 		return Change{}, false, nil
 	}
-	p, err := d.to.path(ctx, loc{parent: na.parent, name: na.name})
-	if ino == rootIno {
-		p = "."
+	p := "."
+	if ino != rootIno {
+		var err error
+		if p, err = d.to.path(ctx, loc{parent: na.parent, name: na.name}); err != nil {
+			return Change{}, false, err
+		}
 	}
-	if err != nil {
-		return Change{}, false, err
-	}
-	c := Change{Op: Modified, Path: p, Type: na.typ.String()}
+	c := Change{Op: Modified, Path: p, Type: na.typ.String(), oldIno: ino, newIno: ino}
 	if na.typ != typeDir {
 		c.Size, c.OldSize = na.size, oa.size
 	}
@@ -324,29 +328,15 @@ func (d *differ) recordsEqual(ctx context.Context, ino uint64, kind byte) (bool,
 	return slices.EqualFunc(a, b, bytes.Equal), nil
 }
 
-// unified fills c.Unified when both sides of a file change are text.
+// unified fills c.Unified when each side of c is absent or a text file.
 func (d *differ) unified(ctx context.Context, c *Change) error {
-	if c.Type != "file" {
-		return nil
+	oldText, ok, err := d.from.text(ctx, c.oldIno)
+	if err != nil || !ok {
+		return err
 	}
-	var oldText, newText []byte
-	var err error
-	if c.Op != Added {
-		oldPath := c.Path
-		if c.Op == Renamed {
-			oldPath = c.OldPath
-		}
-		if oldText, err = d.from.text(ctx, oldPath); err != nil || oldText == nil && c.OldSize > 0 {
-			return err
-		}
-	}
-	if c.Op != Deleted {
-		if newText, err = d.to.text(ctx, c.Path); err != nil || newText == nil && c.Size > 0 {
-			return err
-		}
-	}
-	if bytes.Equal(oldText, newText) {
-		return nil
+	newText, ok, err := d.to.text(ctx, c.newIno)
+	if err != nil || !ok || bytes.Equal(oldText, newText) {
+		return err
 	}
 	oldLabel, newLabel := "a/"+c.Path, "b/"+c.Path
 	if c.Op == Renamed {
@@ -356,24 +346,24 @@ func (d *differ) unified(ctx context.Context, c *Change) error {
 	return nil
 }
 
-// text returns the contents of regular file p in s, or nil when it is not
-// text (a NUL byte, or larger than MaxDiffText) or not a regular file.
-func (s *side) text(ctx context.Context, p string) ([]byte, error) {
-	n, err := s.t.lookup(ctx, p, false)
-	if err != nil || n.typ != typeFile {
-		return nil, err
+// text returns the contents of inode ino in s; ok is false unless it is a
+// text file (no NUL byte, at most MaxDiffText bytes). Inode 0 is an
+// absent side: empty text.
+func (s *side) text(ctx context.Context, ino uint64) (data []byte, ok bool, err error) {
+	if ino == 0 {
+		return nil, true, nil
 	}
-	a, err := s.t.attr(ctx, n.ino)
-	if err != nil || a.size > MaxDiffText {
-		return nil, err
+	a, err := s.t.attr(ctx, ino)
+	if err != nil || a.typ != typeFile || a.size > MaxDiffText {
+		return nil, false, err
 	}
-	m, err := s.t.manifest(ctx, n.ino)
+	m, err := s.t.manifest(ctx, ino)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	data, err := s.fs.readAll(ctx, m)
+	data, err = s.fs.readAll(ctx, m)
 	if err != nil || bytes.IndexByte(data, 0) >= 0 {
-		return nil, err
+		return nil, false, err
 	}
-	return data, nil
+	return data, true, nil
 }

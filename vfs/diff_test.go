@@ -3,8 +3,11 @@ package vfs_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -45,6 +48,9 @@ func TestDiff(t *testing.T) {
 			must(t, f.Chmod(ctx, "src/a.go", 0o600))
 			must(t, f.Chmod(ctx, "src", 0o700))
 		}, "modified src dir 0/0\nmodified src/a.go file 10/10\n"},
+		{"root", func(t *testing.T, f *vfs.FS) {
+			must(t, f.Chmod(ctx, ".", 0o700))
+		}, "modified . dir 0/0\n"},
 		{"xattr", func(t *testing.T, f *vfs.FS) {
 			must(t, f.Setxattr(ctx, "docs", "user.x", []byte("1")))
 		}, "modified docs dir 0/0\n"},
@@ -149,4 +155,124 @@ func TestDiffUnified(t *testing.T) {
 	if data, _ := f.ReadFile(ctx, "a.txt"); string(data) != "one\ntwo\nthree\n" {
 		t.Fatalf("parent changed: %q", data)
 	}
+}
+
+// TestDiffModel checks Diff against a path-by-path comparison of two
+// states after random operations: every path whose type, mode, contents,
+// target or xattrs differ is covered by a change (itself, or beneath a
+// renamed directory), and every change names paths that exist on the side
+// it claims.
+func TestDiffModel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{FoldRows: 20})
+	n := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		n++
+		base := e.open(e.ws)
+		if n == 1 {
+			seed(t, base)
+		}
+		child := e.fork(base, fmt.Sprintf("diff-%d", n))
+		m := &model{rt: rt, e: e, f: child, host: t.TempDir()}
+		steps := rapid.IntRange(1, 30).Draw(rt, "steps")
+		for range steps {
+			m.mutate()
+		}
+		cs, err := vfs.Diff(ctx, base, child, vfs.DiffOptions{Unified: true})
+		must(rt, err)
+		before, after := pathState(rt, base), pathState(rt, child)
+		covered := func(p string) bool {
+			for _, c := range cs {
+				if c.Path == p || c.OldPath == p {
+					return true
+				}
+				if c.Op == vfs.Renamed && c.Type == "dir" && (strings.HasPrefix(p, c.Path+"/") || strings.HasPrefix(p, c.OldPath+"/")) {
+					return true
+				}
+			}
+			return false
+		}
+		for p, b := range before {
+			if after[p] != b && !covered(p) {
+				rt.Fatalf("%s changed (%q -> %q) but diff says:\n%s", p, b, after[p], summary(cs))
+			}
+		}
+		for p, a := range after {
+			if _, ok := before[p]; !ok && !covered(p) {
+				rt.Fatalf("%s added (%q) but diff says:\n%s", p, a, summary(cs))
+			}
+		}
+		for _, c := range cs {
+			_, inBefore := before[c.Path]
+			_, inAfter := after[c.Path]
+			ok := map[vfs.Op]bool{
+				vfs.Added:    inAfter,
+				vfs.Deleted:  inBefore, // a moved directory may bring another entry here
+				vfs.Modified: inAfter,  // its old path may lie in a moved directory
+				vfs.Renamed:  inAfter && before[c.OldPath] != "",
+			}[c.Op]
+			if !ok {
+				rt.Fatalf("change %v %s <- %s does not match the states:\n%s", c.Op, c.Path, c.OldPath, summary(cs))
+			}
+		}
+	})
+}
+
+// seed gives the base state some depth.
+func seed(t *testing.T, f *vfs.FS) {
+	ctx := context.Background()
+	for _, d := range []string{"a", "a/b", "b", "c/a"} {
+		must(t, f.MkdirAll(ctx, d, 0o755))
+	}
+	for i, p := range []string{"a/a", "a/b/c", "b/b", "c/a/a", "c/c"} {
+		must(t, f.WriteFile(ctx, p, []byte(strings.Repeat("line\n", i+1)), 0o644))
+	}
+	must(t, f.Symlink(ctx, "a", "c/b"))
+}
+
+// pathState describes each path by what Diff must notice.
+func pathState(rt *rapid.T, f *vfs.FS) map[string]string {
+	ctx := context.Background()
+	out := map[string]string{}
+	err := fs.WalkDir(lstatFS{f}, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		fi, err := f.Lstat(ctx, p)
+		if err != nil {
+			return err
+		}
+		a := fi.Sys().(*vfs.Attr)
+		s := fmt.Sprintf("%v %d:%d", fi.Mode(), a.Uid, a.Gid)
+		switch {
+		case fi.Mode().IsRegular():
+			data, err := f.ReadFile(ctx, p)
+			if err != nil {
+				return err
+			}
+			s += fmt.Sprintf(" %q", data)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := f.Readlink(ctx, p)
+			if err != nil {
+				return err
+			}
+			out[p] = s + " -> " + target
+			return nil
+		}
+		names, err := f.Listxattr(ctx, p)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			v, err := f.Getxattr(ctx, p, n)
+			if err != nil {
+				return err
+			}
+			s += fmt.Sprintf(" %s=%q", n, v)
+		}
+		out[p] = s
+		return nil
+	})
+	must(rt, err)
+	return out
 }

@@ -57,6 +57,40 @@ type model struct {
 
 var names = []string{"a", "b", "c"}
 
+// mutate applies one random operation to the FS alone, ignoring failures.
+func (m *model) mutate() {
+	ctx := context.Background()
+	p, q := m.path("path"), m.path("to")
+	data := []byte(strings.Repeat("x\n", rapid.IntRange(0, 5).Draw(m.rt, "lines")))
+	var err error
+	switch rapid.SampledFrom([]string{"mkdirall", "write", "truncate", "remove", "removeall", "rename", "symlink", "link", "chmod", "setxattr"}).Draw(m.rt, "op") {
+	case "mkdirall":
+		err = m.f.MkdirAll(ctx, p, 0o755)
+	case "write":
+		err = m.f.WriteFile(ctx, p, data, 0o644)
+	case "truncate":
+		err = m.f.Truncate(ctx, p, int64(len(data)))
+	case "remove":
+		err = m.f.Remove(ctx, p)
+	case "removeall":
+		err = m.f.RemoveAll(ctx, p)
+	case "rename":
+		err = m.f.Rename(ctx, p, q)
+	case "symlink":
+		err = m.f.Symlink(ctx, q, p)
+	case "link":
+		err = m.f.Link(ctx, p, q)
+	case "chmod":
+		err = m.f.Chmod(ctx, p, 0o600)
+	case "setxattr":
+		err = m.f.Setxattr(ctx, p, "user.k", data)
+	}
+	var pe *fs.PathError
+	if err != nil && !errors.As(err, &pe) {
+		m.rt.Fatalf("error %v is not a *fs.PathError", err)
+	}
+}
+
 // path draws a path of one to three names.
 func (m *model) path(label string) string {
 	n := rapid.IntRange(1, 3).Draw(m.rt, label+"Depth")
