@@ -1,0 +1,72 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/forkspace/forkspace/meta"
+)
+
+// Entry is one recorded call (the row type of meta.AuditTx).
+type Entry = meta.AuditEntry
+
+// Filter selects entries for Log.Entries.
+type Filter = meta.AuditFilter
+
+// Recorder stores audit entries. Record must be safe for concurrent use.
+type Recorder interface {
+	Record(ctx context.Context, e Entry) error
+}
+
+// Log is the audit log kept in a metadata store.
+type Log struct {
+	meta meta.Store
+}
+
+var _ Recorder = (*Log)(nil)
+
+// NewLog returns the audit log of m.
+func NewLog(m meta.Store) *Log { return &Log{meta: m} }
+
+// Record appends e (its Seq, and Time when zero, are assigned by the
+// store). A store whose transactions lack meta.AuditTx fails with
+// errors.ErrUnsupported.
+func (l *Log) Record(ctx context.Context, e Entry) error {
+	err := l.meta.Update(ctx, func(tx meta.Tx) error {
+		a, err := auditTx(tx)
+		if err != nil {
+			return err
+		}
+		return a.AppendAudit(&e)
+	})
+	if err != nil {
+		return fmt.Errorf("record audit entry %s: %w", e.Tool, err)
+	}
+	return nil
+}
+
+// Entries returns the entries matching f, newest first.
+func (l *Log) Entries(ctx context.Context, f Filter) ([]Entry, error) {
+	var es []Entry
+	err := l.meta.View(ctx, func(tx meta.Tx) error {
+		a, err := auditTx(tx)
+		if err != nil {
+			return err
+		}
+		es, err = a.Audit(f)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	return es, nil
+}
+
+func auditTx(tx meta.Tx) (meta.AuditTx, error) {
+	a, ok := tx.(meta.AuditTx)
+	if !ok {
+		return nil, fmt.Errorf("metadata store keeps no audit log: %w", errors.ErrUnsupported)
+	}
+	return a, nil
+}

@@ -1,0 +1,24 @@
+// Package audit records every mutating call made to a workspace — through
+// the model-facing tools, MCP, sandboxed exec or an audited library handle —
+// in the store's metadata database (meta.AuditTx), and reads the log back.
+//
+// An entry holds who (actor and session, from the context: WithActor),
+// what (the tool name and a BLAKE3 digest of the canonical JSON of its
+// arguments, never the arguments themselves, so file contents never enter
+// the log), the outcome (ok or the error text), the duration, the paths
+// changed, and the checkpoint taken automatically before the call, if any.
+//
+// Callers wrap each mutation in Run:
+//
+//	err := audit.Run(ctx, log, audit.Call{
+//		WorkspaceID: ws.ID(), Tool: "write", Args: args,
+//		Checkpoint: ws.AutoCheckpoint, // optional: rewind point before the call
+//	}, func(ctx context.Context) ([]string, error) {
+//		return []string{args.Path}, ws.WriteFile(ctx, args.Path, data, 0o644)
+//	})
+//
+// Invariants: entries are append-only and ordered by Seq; a call is recorded
+// whether it succeeds or fails; recording uses a context that is not
+// cancelled with the caller's, so a cancelled call is still logged.
+// Concurrency: Log is safe for concurrent use.
+package audit
