@@ -47,7 +47,7 @@ func BenchmarkWrite(b *testing.B) {
 						data[i] ^= round
 					}
 					b.StartTimer()
-					if _, _, err := s.Write(b.Context(), data); err != nil {
+					if _, _, _, err := s.Write(b.Context(), data); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -82,7 +82,7 @@ func BenchmarkDraftCommit(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				if _, _, err := d.Commit(b.Context()); err != nil {
+				if _, _, _, err := d.Commit(b.Context()); err != nil {
 					b.Fatal(err)
 				}
 				d.Discard()
@@ -101,7 +101,7 @@ func BenchmarkRead(b *testing.B) {
 				blobs := bs.open(b)
 				defer blobs.Close()
 				opts := content.Options{Blobs: blobs, Meta: newFakeMeta()}
-				m, _, err := content.New(opts).Write(b.Context(), randomBytes(3, size))
+				m, _, _, err := content.New(opts).Write(b.Context(), randomBytes(3, size))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -3,6 +3,7 @@ package content
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -52,26 +53,29 @@ func (b bytesSource) reach(_, _, limit int64) int64 { return limit }
 
 // commit turns l into a manifest: inline when small, else holes, reused
 // base chunks and new chunks put to the blob store.
-func (s *Store) commit(ctx context.Context, l *layout) (Manifest, []meta.Object, error) {
+func (s *Store) commit(ctx context.Context, l *layout) (Manifest, []meta.Object, Intents, error) {
 	if l.size == 0 {
-		return Manifest{}, nil, nil
+		return Manifest{}, nil, nil, nil
 	}
 	if l.size <= int64(s.opts.InlineMax) {
 		v, err := l.src.view(ctx, 0, l.size, l.size)
 		if err != nil {
-			return Manifest{}, nil, err
+			return Manifest{}, nil, nil, err
 		}
 		data := bytes.Clone(v)
 		h := cas.Sum(data)
 		s.cache.add(h, bytes.Clone(data))
 		m := Manifest{Size: l.size, Inline: true, Extents: []Extent{{Hash: h, Size: l.size}}}
-		return m, []meta.Object{{Hash: h, Data: data}}, nil
+		return m, []meta.Object{{Hash: h, Data: data}}, nil, nil
 	}
-	exts, err := s.chunkFile(ctx, l)
+	is := &intentSet{}
+	exts, err := s.chunkFile(ctx, l, is)
 	if err != nil {
-		return Manifest{}, nil, err
+		// Nothing will reference the chunks already put: release their
+		// intents so the collector may take them.
+		return Manifest{}, nil, nil, errors.Join(err, s.Release(context.WithoutCancel(ctx), is.ids))
 	}
-	return Manifest{Size: l.size, Extents: exts}, nil, nil
+	return Manifest{Size: l.size, Extents: exts}, nil, is.ids, nil
 }
 
 // run is a range of the new file that is all hole or all data.
@@ -167,13 +171,15 @@ func (l *layout) cleanChunks() []baseChunk {
 
 // chunkFile chunks the data runs of l, reusing clean base chunks wherever
 // fresh chunking would produce them, and puts new chunks with putWorkers
-// goroutines. It returns the file's extents.
+// goroutines, each taking an upload intent on its chunk before putting it
+// (in is), and an intent on the reused base chunks. It returns the file's
+// extents.
 //
 // A clean base chunk at the position where chunking stands is what
 // chunking would cut there: its bytes are unchanged, and its end was
 // either content-defined (it was not the last chunk of its run, so the cut
 // depended on its bytes only) or is still the end of its run.
-func (s *Store) chunkFile(ctx context.Context, l *layout) ([]Extent, error) {
+func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Extent, error) {
 	p := s.opts.Params
 	clean := l.cleanChunks()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -192,6 +198,12 @@ func (s *Store) chunkFile(ctx context.Context, l *layout) ([]Extent, error) {
 					continue
 				}
 				*j.hash = cas.Sum(j.data)
+				id, _, err := s.addIntents(ctx, []cas.Hash{*j.hash})
+				if err != nil {
+					cancel(fmt.Errorf("put chunk %s: %w", j.hash.Short(), err))
+					continue
+				}
+				is.add(id)
 				if err := s.opts.Blobs.Put(ctx, *j.hash, j.data); err != nil {
 					cancel(fmt.Errorf("put chunk %s: %w", j.hash.Short(), err))
 				}
@@ -252,6 +264,9 @@ func (s *Store) chunkFile(ctx context.Context, l *layout) ([]Extent, error) {
 		if h != nil {
 			exts[i].Hash = *h
 		}
+	}
+	if err := s.holdReused(ctx, exts, hashes, is); err != nil {
+		return nil, err
 	}
 	return exts, nil
 }

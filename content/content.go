@@ -106,17 +106,17 @@ func New(opts Options) *Store {
 
 // Write stores data as a whole new file (a shortcut for a draft over an
 // empty base that does not copy data). Like Draft.Commit it returns the
-// inline body, if any, for the caller to store with the manifest. data is
-// not retained.
-func (s *Store) Write(ctx context.Context, data []byte) (Manifest, []meta.Object, error) {
+// inline body, if any, for the caller to store with the manifest, and the
+// upload intents to release with it. data is not retained.
+func (s *Store) Write(ctx context.Context, data []byte) (Manifest, []meta.Object, Intents, error) {
 	if s.err != nil {
-		return Manifest{}, nil, fmt.Errorf("write content: %w", s.err)
+		return Manifest{}, nil, nil, fmt.Errorf("write content: %w", s.err)
 	}
 	size := int64(len(data))
 	l := &layout{size: size, dirty: []span{{off: 0, n: size}}, src: bytesSource(data)}
-	m, inline, err := s.commit(ctx, l)
+	m, inline, in, err := s.commit(ctx, l)
 	if err != nil {
-		return Manifest{}, nil, fmt.Errorf("write content: %w", err)
+		return Manifest{}, nil, nil, fmt.Errorf("write content: %w", err)
 	}
-	return m, inline, nil
+	return m, inline, in, nil
 }

@@ -47,7 +47,7 @@ func TestOptions(t *testing.T) {
 				t.Fatalf("Validate = %v, want fs.ErrInvalid", err)
 			}
 			s := content.New(tt.opts)
-			if _, _, err := s.Write(t.Context(), []byte("x")); !errors.Is(err, fs.ErrInvalid) {
+			if _, _, _, err := s.Write(t.Context(), []byte("x")); !errors.Is(err, fs.ErrInvalid) {
 				t.Fatalf("Write on invalid store = %v, want fs.ErrInvalid", err)
 			}
 			if _, err := s.ReadAt(t.Context(), content.Manifest{}, nil, 0); !errors.Is(err, fs.ErrInvalid) {
@@ -194,7 +194,7 @@ func TestCorruptChunk(t *testing.T) {
 	defer fb.Close()
 	meta := newFakeMeta()
 	opts := content.Options{Blobs: fb, Meta: meta, Params: small}
-	m, _, err := content.New(opts).Write(t.Context(), randomBytes(3, 20_000))
+	m, _, _, err := content.New(opts).Write(t.Context(), randomBytes(3, 20_000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestDraftErrors(t *testing.T) {
 	if d.Dirty() {
 		t.Fatal("failed operations dirtied the draft")
 	}
-	m, inline, err := d.Commit(t.Context())
+	m, inline, _, err := d.Commit(t.Context())
 	if err != nil || m.Size != 0 || inline != nil {
 		t.Fatalf("commit of a clean draft: %+v, %v, %v", m, inline, err)
 	}
@@ -259,7 +259,7 @@ func TestDraftErrors(t *testing.T) {
 	if _, err := d.WriteAt([]byte("x"), 0); !errors.Is(err, fs.ErrClosed) {
 		t.Fatalf("write after discard: %v", err)
 	}
-	if _, _, err := d.Commit(t.Context()); !errors.Is(err, fs.ErrClosed) {
+	if _, _, _, err := d.Commit(t.Context()); !errors.Is(err, fs.ErrClosed) {
 		t.Fatalf("commit after discard: %v", err)
 	}
 }
@@ -320,7 +320,7 @@ func TestInconsistentManifest(t *testing.T) {
 			t.Fatalf("draft read over %+v: %v, want errdefs.ErrCorrupt", m, err)
 		}
 		mustWrite(t, d, []byte("x"), 0)
-		if _, _, err := d.Commit(t.Context()); !errors.Is(err, errdefs.ErrCorrupt) {
+		if _, _, _, err := d.Commit(t.Context()); !errors.Is(err, errdefs.ErrCorrupt) {
 			t.Fatalf("commit over %+v: %v, want errdefs.ErrCorrupt", m, err)
 		}
 	}

@@ -200,23 +200,27 @@ func (d *Draft) readAt(ctx context.Context, p []byte, off int64, ahead bool) err
 // chunk boundaries allow. The draft stays usable; after Commit its base is
 // the returned manifest. A draft that is not Dirty returns its base and no
 // inline body. On error the draft is unchanged.
-func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, err error) {
+//
+// The returned intents protect the manifest's chunks from garbage
+// collection until the caller releases them (meta.Tx.ReleaseIntents) in
+// the transaction that records the manifest, or with Store.Release.
+func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, in Intents, err error) {
 	switch {
 	case d.closed:
-		return Manifest{}, nil, fmt.Errorf("commit draft: %w", fs.ErrClosed)
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", fs.ErrClosed)
 	case d.s.err != nil || d.err != nil:
-		return Manifest{}, nil, fmt.Errorf("commit draft: %w", errors.Join(d.s.err, d.err))
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", errors.Join(d.s.err, d.err))
 	case !d.Dirty():
-		return d.base, nil, nil
+		return d.base, nil, nil, nil
 	}
 	l := &layout{size: d.size, base: d.base, baseLimit: d.baseLimit, dirty: d.spans, src: &draftSource{d: d}}
-	m, inline, err = d.s.commit(ctx, l)
+	m, inline, in, err = d.s.commit(ctx, l)
 	if err != nil {
-		return Manifest{}, nil, fmt.Errorf("commit draft: %w", err)
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", err)
 	}
 	d.base, d.baseLimit, d.size, d.spans, d.baseEnds = m, m.Size, m.Size, nil, nil
 	d.log.reset()
-	return m, inline, nil
+	return m, inline, in, nil
 }
 
 // Discard releases the draft's buffers. Later calls other than Size, Dirty

@@ -15,21 +15,24 @@ import (
 	"github.com/forkspace/forkspace/chunk"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/memmeta"
 )
 
 // small chunk parameters make many chunks out of little data.
 var small = chunk.Params{MinSize: 64, AvgSize: 256, MaxSize: 1024}
 
 // fakeMeta serves inline bodies from a map; callers store the bodies
-// Commit and Write return. Other meta.Store methods are not used by
-// package content and panic.
+// Commit and Write return. Transactions (upload intents) go to a memmeta
+// store.
 type fakeMeta struct {
 	meta.Store
 	mu     sync.Mutex
 	bodies map[cas.Hash][]byte
 }
 
-func newFakeMeta() *fakeMeta { return &fakeMeta{bodies: map[cas.Hash][]byte{}} }
+func newFakeMeta() *fakeMeta {
+	return &fakeMeta{Store: memmeta.New(), bodies: map[cas.Hash][]byte{}}
+}
 
 func (f *fakeMeta) GetInline(_ context.Context, h cas.Hash) ([]byte, error) {
 	f.mu.Lock()
@@ -98,7 +101,7 @@ func (e *env) reopen() *content.Store { return content.New(e.opts) }
 
 func (e *env) write(t fataler, data []byte) content.Manifest {
 	t.Helper()
-	m, inline, err := e.store.Write(context.Background(), data)
+	m, inline, _, err := e.store.Write(context.Background(), data)
 	if err != nil {
 		t.Fatalf("write %d bytes: %v", len(data), err)
 	}
@@ -108,7 +111,7 @@ func (e *env) write(t fataler, data []byte) content.Manifest {
 
 func (e *env) commit(t fataler, d *content.Draft) content.Manifest {
 	t.Helper()
-	m, inline, err := d.Commit(context.Background())
+	m, inline, _, err := d.Commit(context.Background())
 	if err != nil {
 		t.Fatalf("commit: %v", err)
 	}

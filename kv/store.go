@@ -32,6 +32,16 @@ func (s *Store) load(ctx context.Context, h cas.Hash) (*node, error) {
 	if n := s.cache.get(h); n != nil {
 		return n, nil
 	}
+	n, err := s.fetch(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.add(h, n)
+	return n, nil
+}
+
+// fetch reads node h from the source, bypassing the cache, and verifies it.
+func (s *Store) fetch(ctx context.Context, h cas.Hash) (*node, error) {
 	b, err := s.src.GetNode(ctx, h)
 	if err != nil {
 		return nil, fmt.Errorf("load node %s: %w", h.Short(), err)
@@ -43,7 +53,6 @@ func (s *Store) load(ctx context.Context, h cas.Hash) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load node %s: %w", h.Short(), err)
 	}
-	s.cache.add(h, n)
 	return n, nil
 }
 

@@ -98,6 +98,81 @@ type Tx interface {
 	Staged(workspaceID string) ([]Staged, error)
 	// DeleteStaged removes the workspace's staging rows whose Seq <= maxSeq.
 	DeleteStaged(workspaceID string, maxSeq int64) error
+
+	// GCTx holds the methods garbage collection and its writers use.
+	GCTx
+}
+
+// GCTx is the part of a Tx that garbage collection (package gc) relies on:
+// touch times of nodes and inline bodies, upload intents, and the
+// two-phase deletion of blobs. PutNodes and PutInline refresh the touch
+// time (database clock) of an object that already exists.
+type GCTx interface {
+	// AddIntents records that the caller is about to store (or reference
+	// without storing) the blobs hashes, before it writes any of them, and
+	// returns the intent's ID. Pending intents are roots of garbage
+	// collection. If a hash is being deleted by the collector (see
+	// MarkDeleting) AddIntents fails with errdefs.ErrBusy and records
+	// nothing: retry after a short wait, then store the blob again.
+	AddIntents(hashes []cas.Hash) (id int64, err error)
+	// ReleaseIntents marks intents released, in the transaction that
+	// commits the metadata referencing their blobs. Released intents stay
+	// as evidence of recent use until ForgetIntents drops them. Unknown
+	// IDs are ignored.
+	ReleaseIntents(ids []int64) error
+	// Intents calls fn for every intent row.
+	Intents(fn func(Intent) error) error
+	// ForgetIntents drops released intents created before released, and
+	// pending ones created before pending (their writer died).
+	ForgetIntents(released, pending time.Time) error
+
+	// Nodes calls fn for every stored tree node (hash, size, touch time).
+	Nodes(fn func(ObjectInfo) error) error
+	// InlineBodies calls fn for every stored inline body.
+	InlineBodies(fn func(ObjectInfo) error) error
+	// DeleteNodes deletes the listed nodes whose touch time is before
+	// touchedBefore and returns how many it deleted; others (missing, or
+	// touched since) are left alone.
+	DeleteNodes(hashes []cas.Hash, touchedBefore time.Time) (int, error)
+	// DeleteInline is DeleteNodes for inline bodies.
+	DeleteInline(hashes []cas.Hash, touchedBefore time.Time) (int, error)
+
+	// Condemn records blobs the collector plans to delete (state
+	// condemned). Condemning a blob already recorded keeps its state.
+	Condemn(hashes []cas.Hash) error
+	// MarkDeleting re-checks the condemned blobs: it drops those with a
+	// pending intent or an intent created at or after since (a writer
+	// started using them after the collector's snapshot), marks the rest
+	// deleting, and returns every blob in state deleting. From then on
+	// AddIntents of those blobs is errdefs.ErrBusy.
+	MarkDeleting(since time.Time) ([]cas.Hash, error)
+	// Condemned lists the recorded blobs with their state.
+	Condemned() ([]Condemned, error)
+	// Uncondemn drops blobs from the record (after their deletion, or to
+	// abandon it).
+	Uncondemn(hashes []cas.Hash) error
+}
+
+// Intent is one upload intent row: the writer's intent ID and one blob.
+type Intent struct {
+	ID        int64
+	Hash      cas.Hash
+	CreatedAt time.Time
+	Released  bool
+}
+
+// ObjectInfo describes a stored node or inline body.
+type ObjectInfo struct {
+	Hash      cas.Hash
+	Size      int64
+	TouchedAt time.Time
+}
+
+// Condemned is a blob the collector recorded for deletion.
+type Condemned struct {
+	Hash cas.Hash
+	// Deleting is set once the re-check passed: the blob is being deleted.
+	Deleting bool
 }
 
 // Object is an immutable, content-addressed byte string kept in metadata.

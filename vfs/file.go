@@ -61,8 +61,9 @@ type File struct {
 // commitState is a manifest whose bytes are stored but which is not yet
 // recorded as the file's contents.
 type commitState struct {
-	m      content.Manifest
-	inline []meta.Object
+	m       content.Manifest
+	inline  []meta.Object
+	intents content.Intents
 }
 
 var (
@@ -386,17 +387,17 @@ func (h *File) Sync() error {
 
 func (h *File) sync() error {
 	if h.draft != nil && h.draft.Dirty() {
-		m, inline, err := h.draft.Commit(h.ctx)
+		m, inline, in, err := h.draft.Commit(h.ctx)
 		if err != nil {
 			return h.pathErr("sync", err)
 		}
-		h.pending = &commitState{m: m, inline: inline}
+		h.pending = &commitState{m: m, inline: inline, intents: in}
 	}
 	if h.pending == nil {
 		return nil
 	}
 	p := h.pending
-	err := h.fs.update(h.ctx, "sync", h.name, func(t *txn) error {
+	err := h.fs.updateContent(h.ctx, "sync", h.name, p.intents, func(t *txn) error {
 		a, err := t.attr(h.ctx, h.ino)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed while open: nothing to record
@@ -427,6 +428,9 @@ func (h *File) Close() error {
 	defer h.mu.Unlock()
 	h.closed = true
 	err := h.sync()
+	if err != nil && h.pending != nil {
+		err = errors.Join(err, h.fs.d.Content.Release(context.WithoutCancel(h.ctx), h.pending.intents))
+	}
 	if h.draft != nil {
 		h.draft.Discard()
 		h.draft = nil

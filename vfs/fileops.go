@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -80,20 +81,30 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 	var (
 		m      content.Manifest
 		inline []meta.Object
+		in     content.Intents
 	)
 	if len(data) > 0 {
 		var err error
-		if m, inline, err = f.d.Content.Write(ctx, data); err != nil {
+		if m, inline, in, err = f.d.Content.Write(ctx, data); err != nil {
 			return &fs.PathError{Op: op, Path: name, Err: err}
 		}
 	}
-	return f.update(ctx, op, name, func(t *txn) error {
+	err := f.updateContent(ctx, op, name, in, func(t *txn) error {
 		ino, a, err := t.openCreate(ctx, name, unixPerm(perm), false)
 		if err != nil {
 			return err
 		}
 		return t.setContent(ctx, ino, &a, m, inline)
 	})
+	return f.releaseOnError(ctx, err, in)
+}
+
+// releaseOnError releases the upload intents of an operation that failed.
+func (f *FS) releaseOnError(ctx context.Context, err error, in content.Intents) error {
+	if err == nil {
+		return nil
+	}
+	return errors.Join(err, f.d.Content.Release(context.WithoutCancel(ctx), in))
 }
 
 // writable fails with errdefs.ErrReadOnly on a snapshot, before any work.
@@ -150,11 +161,11 @@ func (f *FS) Truncate(ctx context.Context, name string, size int64) error {
 	if err != nil {
 		return err
 	}
-	m, inline, err := f.resize(ctx, base, size)
+	m, inline, in, err := f.resize(ctx, base, size)
 	if err != nil {
 		return &fs.PathError{Op: op, Path: name, Err: err}
 	}
-	return f.update(ctx, op, name, func(t *txn) error {
+	err = f.updateContent(ctx, op, name, in, func(t *txn) error {
 		n, err := t.lookupFile(ctx, name)
 		if err != nil {
 			return err
@@ -165,20 +176,21 @@ func (f *FS) Truncate(ctx context.Context, name string, size int64) error {
 		}
 		return t.setContent(ctx, n.ino, &a, m, inline)
 	})
+	return f.releaseOnError(ctx, err, in)
 }
 
 // resize returns the manifest of base cut or extended to size.
-func (f *FS) resize(ctx context.Context, base content.Manifest, size int64) (content.Manifest, []meta.Object, error) {
+func (f *FS) resize(ctx context.Context, base content.Manifest, size int64) (content.Manifest, []meta.Object, content.Intents, error) {
 	if size == 0 {
-		return content.Manifest{}, nil, nil
+		return content.Manifest{}, nil, nil, nil
 	}
 	if size == base.Size {
-		return base, nil, nil
+		return base, nil, nil, nil
 	}
 	d := f.d.Content.NewDraft(base)
 	defer d.Discard()
 	if err := d.Truncate(size); err != nil {
-		return content.Manifest{}, nil, err
+		return content.Manifest{}, nil, nil, err
 	}
 	return d.Commit(ctx)
 }

@@ -193,6 +193,13 @@ func (f *FS) read(op, name string, fn func(t *txn) error) error {
 // one meta.Update writes inline bodies and staging rows, then the overlay
 // takes them. If fn or the commit fails nothing is visible.
 func (f *FS) update(ctx context.Context, op, name string, fn func(t *txn) error) error {
+	return f.updateContent(ctx, op, name, nil, fn)
+}
+
+// updateContent is update for an operation that records content whose
+// chunks are held by upload intents: the commit releases them. When it
+// fails the intents stay held; the caller retries or releases them.
+func (f *FS) updateContent(ctx context.Context, op, name string, in content.Intents, fn func(t *txn) error) error {
 	if f.readOnly {
 		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
 	}
@@ -201,7 +208,7 @@ func (f *FS) update(ctx context.Context, op, name string, fn func(t *txn) error)
 		f.mu.Unlock()
 		return &fs.PathError{Op: op, Path: name, Err: fs.ErrClosed}
 	}
-	t := txn{f: f, view: f.viewLocked(), now: time.Now().UnixNano()}
+	t := txn{f: f, view: f.viewLocked(), intents: in, now: time.Now().UnixNano()}
 	err := fn(&t)
 	if err == nil {
 		err = f.commitLocked(ctx, &t)
@@ -222,11 +229,12 @@ func (f *FS) update(ctx context.Context, op, name string, fn func(t *txn) error)
 	return nil
 }
 
-// commitLocked persists t's mutations as staging rows and applies them to
-// the overlay. The caller holds the write lock.
+// commitLocked persists t's mutations as staging rows, with its inline
+// bodies and the release of its upload intents, and applies them to the
+// overlay. The caller holds the write lock.
 func (f *FS) commitLocked(ctx context.Context, t *txn) error {
 	if len(t.muts) == 0 {
-		return nil
+		return f.d.Content.Release(ctx, t.intents)
 	}
 	rows := make([]meta.Staged, len(t.muts))
 	seq := f.seq
@@ -237,6 +245,11 @@ func (f *FS) commitLocked(ctx context.Context, t *txn) error {
 	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
 		if len(t.inline) > 0 {
 			if err := tx.PutInline(t.inline); err != nil {
+				return err
+			}
+		}
+		if len(t.intents) > 0 {
+			if err := tx.ReleaseIntents(t.intents); err != nil {
 				return err
 			}
 		}

@@ -21,7 +21,9 @@ type txn struct {
 	muts   []kv.Mutation
 	index  map[string]int // key → position in muts, built past a few keys
 	inline []meta.Object
-	now    int64 // Unix ns, for times the operation sets
+	// intents are upload intents (content.Intents) the commit releases.
+	intents content.Intents
+	now     int64 // Unix ns, for times the operation sets
 }
 
 const txnIndexAfter = 16

@@ -2,6 +2,7 @@ package memmeta
 
 import (
 	"maps"
+	"time"
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/meta"
@@ -13,23 +14,35 @@ import (
 type state struct {
 	settings    map[string]string
 	counters    map[string]int64
-	nodes       map[cas.Hash][]byte
-	inline      map[cas.Hash][]byte
+	nodes       map[cas.Hash]object
+	inline      map[cas.Hash]object
 	workspaces  map[string]meta.Workspace
 	checkpoints map[string]meta.Checkpoint
 	// staging maps workspace ID → key → row.
 	staging map[string]map[string]meta.Staged
+	// intents are the upload intents, oldest first.
+	intents []meta.Intent
+	// condemned maps a blob the collector condemned to whether it is
+	// being deleted.
+	condemned map[cas.Hash]bool
+}
+
+// object is a stored node or inline body and its touch time.
+type object struct {
+	data    []byte
+	touched time.Time
 }
 
 func newState() *state {
 	return &state{
 		settings:    map[string]string{},
 		counters:    map[string]int64{},
-		nodes:       map[cas.Hash][]byte{},
-		inline:      map[cas.Hash][]byte{},
+		nodes:       map[cas.Hash]object{},
+		inline:      map[cas.Hash]object{},
 		workspaces:  map[string]meta.Workspace{},
 		checkpoints: map[string]meta.Checkpoint{},
 		staging:     map[string]map[string]meta.Staged{},
+		condemned:   map[cas.Hash]bool{},
 	}
 }
 

@@ -64,23 +64,23 @@ func (s *Store) Update(ctx context.Context, fn func(meta.Tx) error) error {
 
 // GetNode implements meta.Store.
 func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
-	return s.getObject("get node", func(st *state) map[cas.Hash][]byte { return st.nodes }, h)
+	return s.getObject("get node", func(st *state) map[cas.Hash]object { return st.nodes }, h)
 }
 
 // GetInline implements meta.Store.
 func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
-	return s.getObject("get inline body", func(st *state) map[cas.Hash][]byte { return st.inline }, h)
+	return s.getObject("get inline body", func(st *state) map[cas.Hash]object { return st.inline }, h)
 }
 
-func (s *Store) getObject(op string, table func(*state) map[cas.Hash][]byte, h cas.Hash) ([]byte, error) {
+func (s *Store) getObject(op string, table func(*state) map[cas.Hash]object, h cas.Hash) ([]byte, error) {
 	if s.closed.Load() {
 		return nil, errClosed(op)
 	}
-	data, ok := table(s.current.Load())[h]
+	o, ok := table(s.current.Load())[h]
 	if !ok {
 		return nil, fmt.Errorf("%s %s: %w", op, h.Short(), fs.ErrNotExist)
 	}
-	return append([]byte{}, data...), nil
+	return append([]byte{}, o.data...), nil
 }
 
 // Close implements meta.Store: it waits for a running Update, then drops

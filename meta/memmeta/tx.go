@@ -91,7 +91,7 @@ func (t *tx) PutNodes(nodes []meta.Object) error {
 	if err := t.write("put node", "nodes", func() { t.s.nodes = maps.Clone(t.s.nodes) }); err != nil {
 		return err
 	}
-	putObjects(t.s.nodes, nodes)
+	putObjects(t.s.nodes, nodes, t.store.now())
 	return nil
 }
 
@@ -100,15 +100,19 @@ func (t *tx) PutInline(bodies []meta.Object) error {
 	if err := t.write("put inline body", "inline", func() { t.s.inline = maps.Clone(t.s.inline) }); err != nil {
 		return err
 	}
-	putObjects(t.s.inline, bodies)
+	putObjects(t.s.inline, bodies, t.store.now())
 	return nil
 }
 
-func putObjects(table map[cas.Hash][]byte, objs []meta.Object) {
+// putObjects stores objs, touching those that exist (their bytes stay).
+func putObjects(table map[cas.Hash]object, objs []meta.Object, now time.Time) {
 	for _, o := range objs {
-		if _, ok := table[o.Hash]; !ok {
-			table[o.Hash] = append([]byte{}, o.Data...)
+		old, ok := table[o.Hash]
+		if !ok {
+			old.data = append([]byte{}, o.Data...)
 		}
+		old.touched = now
+		table[o.Hash] = old
 	}
 }
 

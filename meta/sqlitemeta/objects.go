@@ -3,15 +3,18 @@ package sqlitemeta
 import "github.com/forkspace/forkspace/meta"
 
 // Nodes and inline bodies are immutable and content-addressed: a put of an
-// existing hash is a no-op and keeps the first created_at.
+// existing hash keeps its bytes and first created_at and refreshes
+// touched_at (see GCTx).
 const (
 	qGetNode   = `SELECT data FROM nodes WHERE hash = $1`
 	qGetInline = `SELECT data FROM inline_bodies WHERE hash = $1`
 )
 
 var (
-	putNodes  = newMultiRow(`INSERT INTO nodes (hash, data, created_at) VALUES `, `(?, ?, `+nowFunc+`())`, ` ON CONFLICT (hash) DO NOTHING`)
-	putInline = newMultiRow(`INSERT INTO inline_bodies (hash, data, created_at) VALUES `, `(?, ?, `+nowFunc+`())`, ` ON CONFLICT (hash) DO NOTHING`)
+	putNodes = newMultiRow(`INSERT INTO nodes (hash, data, created_at, touched_at) VALUES `,
+		`(?, ?, `+nowFunc+`(), `+nowFunc+`())`, ` ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at`)
+	putInline = newMultiRow(`INSERT INTO inline_bodies (hash, data, created_at, touched_at) VALUES `,
+		`(?, ?, `+nowFunc+`(), `+nowFunc+`())`, ` ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at`)
 )
 
 // PutNodes implements meta.Tx.
