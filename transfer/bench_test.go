@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/forkspace/forkspace"
@@ -36,7 +35,7 @@ func benchArchive(b *testing.B, n, size int) []byte {
 
 func benchStore(b *testing.B) *forkspace.Store {
 	b.Helper()
-	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: b.TempDir(), Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,7 +14,9 @@
 // them only when the process runs as root, best effort. Workspaces cannot
 // set the times or owner of a symbolic link itself (vfs follows the link),
 // so those two attributes of links are not carried into a workspace.
-// Devices, FIFOs and sockets have no workspace form: Options.Skip decides.
+// Devices, FIFOs and sockets have no workspace form, and sparse tar
+// entries are refused (their declared size is not bounded by the
+// archive's): Options.Skip decides.
 //
 // # Safety
 //

@@ -192,10 +192,11 @@ func modeBits(m fs.FileMode) fs.FileMode {
 	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 }
 
-// unsupported reports a source entry that has no workspace form through
-// skip, or as an error wrapping errors.ErrUnsupported.
-func unsupported(skip func(string, error) error, name string, m fs.FileMode) error {
-	err := &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: %s entries are not supported", errors.ErrUnsupported, typeName(m))}
+// unsupported reports a source entry that has no workspace form (what
+// describes it) through skip, or as an error wrapping
+// errors.ErrUnsupported.
+func unsupported(skip func(string, error) error, name, what string) error {
+	err := &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: %s entries are not supported", errors.ErrUnsupported, what)}
 	if skip == nil {
 		return err
 	}

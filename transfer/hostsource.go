@@ -76,7 +76,7 @@ func (s *hostSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.
 		}
 		e, err := hostEntry(name, fi)
 		if errors.Is(err, errors.ErrUnsupported) {
-			return unsupported(s.skip, name, fi.Mode())
+			return unsupported(s.skip, name, typeName(fi.Mode()))
 		}
 		if err != nil {
 			return err

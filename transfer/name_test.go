@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"archive/tar"
 	"errors"
 	"io/fs"
 	"strings"
@@ -53,4 +54,21 @@ func FuzzCleanName(f *testing.F) {
 			t.Fatalf("cleanName(%q) accepted an escaping name as %q", name, got)
 		}
 	})
+}
+
+func TestSparseEntriesRefused(t *testing.T) {
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeGNUSparse, Name: "old", Size: 1 << 50},
+		{Typeflag: tar.TypeReg, Name: "pax", Size: 1 << 50, PAXRecords: map[string]string{"GNU.sparse.realsize": "1125899906842624"}},
+	} {
+		if _, err := tarEntry(h); !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("%s: %v, want errors.ErrUnsupported", h.Name, err)
+		}
+		if got := tarTypeName(h); got != "sparse file" {
+			t.Errorf("%s described as %q", h.Name, got)
+		}
+	}
+	if _, err := tarEntry(&tar.Header{Typeflag: tar.TypeReg, Name: "plain", Size: 1}); err != nil {
+		t.Errorf("plain file: %v", err)
+	}
 }

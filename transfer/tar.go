@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 )
 
 // tarSource reads entries from a tar stream, plain or gzip-compressed.
@@ -46,7 +47,7 @@ func (s *tarSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) 
 		}
 		e, err := tarEntry(h)
 		if errors.Is(err, errors.ErrUnsupported) {
-			if err := unsupported(s.skip, h.Name, h.FileInfo().Mode()); err != nil {
+			if err := unsupported(s.skip, h.Name, tarTypeName(h)); err != nil {
 				return err
 			}
 			continue
@@ -68,11 +69,15 @@ func (s *tarSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) 
 }
 
 // tarEntry converts a header; it returns nil for headers that carry no
-// entry (global PAX headers) and errors.ErrUnsupported for devices and
-// FIFOs.
+// entry (global PAX headers) and errors.ErrUnsupported for devices, FIFOs
+// and sparse files (whose declared size, unbounded by the archive's, would
+// be streamed as zeros).
 func tarEntry(h *tar.Header) (*entry, error) {
 	if h.Typeflag == tar.TypeXGlobalHeader {
 		return nil, nil
+	}
+	if sparse(h) {
+		return nil, errors.ErrUnsupported
 	}
 	name, err := cleanName(h.Name)
 	if err != nil {
@@ -98,6 +103,28 @@ func tarEntry(h *tar.Header) (*entry, error) {
 		return nil, errors.ErrUnsupported
 	}
 	return e, nil
+}
+
+// sparse reports whether h is a sparse file, in the old GNU form or as
+// GNU PAX records.
+func sparse(h *tar.Header) bool {
+	if h.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+// tarTypeName describes an entry tarEntry does not support.
+func tarTypeName(h *tar.Header) string {
+	if sparse(h) {
+		return "sparse file"
+	}
+	return typeName(h.FileInfo().Mode())
 }
 
 // tarSink writes entries as a PAX tar stream (nanosecond times), gzip

@@ -249,7 +249,7 @@ func diffTrees(t failer, want, got tree) {
 
 func openStore(t *testing.T) *forkspace.Store {
 	t.Helper()
-	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: t.TempDir(), Logger: discard})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -266,6 +266,9 @@ func newWorkspace(t *testing.T) (*forkspace.Store, *forkspace.Workspace) {
 	}
 	return st, ws
 }
+
+// discard silences store logs in tests.
+var discard = slog.New(slog.DiscardHandler)
 
 // pattern returns n deterministic, poorly compressible bytes.
 func pattern(n int, seed byte) []byte {
