@@ -53,6 +53,9 @@ type Tx interface {
 	// SetSetting creates or replaces a store-wide setting.
 	SetSetting(key, value string) error
 
+	// SessionRefTx keeps the provider refs of agent sessions.
+	SessionRefTx
+
 	// Allocate reserves n consecutive values of the named counter and
 	// returns the first. Counters start at 1 and never repeat.
 	Allocate(name string, n int64) (first int64, err error)

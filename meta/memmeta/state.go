@@ -25,6 +25,8 @@ type state struct {
 	// condemned maps a blob the collector condemned to whether it is
 	// being deleted.
 	condemned map[cas.Hash]bool
+	// sessionRefs maps sessionRefKey(session, name) → row.
+	sessionRefs map[string]meta.SessionRef
 }
 
 // object is a stored node or inline body and its touch time.
@@ -43,6 +45,7 @@ func newState() *state {
 		checkpoints: map[string]meta.Checkpoint{},
 		staging:     map[string]map[string]meta.Staged{},
 		condemned:   map[cas.Hash]bool{},
+		sessionRefs: map[string]meta.SessionRef{},
 	}
 }
 

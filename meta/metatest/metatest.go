@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"WorkspaceDelete", testWorkspaceDelete},
 		{"Checkpoints", testCheckpoints},
 		{"Staging", testStaging},
+		{"SessionRefs", testSessionRefs},
 		{"StagingModel", testStagingModel},
 		{"UpdateRollback", testUpdateRollback},
 		{"UpdatePanic", testUpdatePanic},

@@ -1,0 +1,130 @@
+package localprovider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// Workspace is a live workspace of a Provider: the store's workspace with
+// the modules its ref records.
+type Workspace struct {
+	p     *Provider
+	w     *forkspace.Workspace
+	caps  provider.Capabilities
+	shell provider.Shell
+}
+
+var (
+	_ provider.Workspace = (*Workspace)(nil)
+	_ provider.Snapshots = (*Workspace)(nil)
+)
+
+// ID implements provider.Workspace: the store's workspace ID.
+func (x *Workspace) ID() string { return x.w.ID() }
+
+// Store returns the underlying store workspace.
+func (x *Workspace) Store() *forkspace.Workspace { return x.w }
+
+// FS implements provider.Workspace.
+func (x *Workspace) FS() provider.FS {
+	if !x.caps.FS {
+		return nil
+	}
+	return x.w.FS
+}
+
+// Shell implements provider.Workspace.
+func (x *Workspace) Shell() provider.Shell {
+	if x.shell == nil {
+		return nil
+	}
+	return x.shell
+}
+
+// Snapshots implements provider.Workspace.
+func (x *Workspace) Snapshots() provider.Snapshots {
+	if !x.caps.Snapshot {
+		return nil
+	}
+	return x
+}
+
+// Close implements provider.Workspace. The store's workspace stays open
+// (the store shares one handle per workspace); a shell module with a
+// Close(ctx) method is closed.
+func (x *Workspace) Close(ctx context.Context) error {
+	if c, ok := x.shell.(interface{ Close(context.Context) error }); ok {
+		return c.Close(ctx)
+	}
+	return nil
+}
+
+// Checkpoint implements provider.Snapshots.
+func (x *Workspace) Checkpoint(ctx context.Context, label string) (provider.Checkpoint, error) {
+	c, err := x.w.Checkpoint(ctx, label)
+	if err != nil {
+		return provider.Checkpoint{}, err
+	}
+	return provider.Checkpoint{ID: c.ID, Label: c.Label, CreatedAt: c.CreatedAt}, nil
+}
+
+// Checkpoints implements provider.Snapshots.
+func (x *Workspace) Checkpoints(ctx context.Context) ([]provider.Checkpoint, error) {
+	cs, err := x.w.Checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]provider.Checkpoint, len(cs))
+	for i, c := range cs {
+		out[i] = provider.Checkpoint{ID: c.ID, Label: c.Label, CreatedAt: c.CreatedAt}
+	}
+	return out, nil
+}
+
+// Restore implements provider.Snapshots.
+func (x *Workspace) Restore(ctx context.Context, checkpoint string) error {
+	return x.w.Restore(ctx, checkpoint)
+}
+
+// state returns the live filesystem ("") or a checkpoint's view.
+func (x *Workspace) state(ctx context.Context, s string) (*vfs.FS, error) {
+	if s == "" {
+		return x.w.FS, nil
+	}
+	return x.w.At(ctx, s)
+}
+
+// Diff implements provider.Snapshots.
+func (x *Workspace) Diff(ctx context.Context, from, to string, unified bool) ([]provider.DiffEntry, error) {
+	a, err := x.state(ctx, from)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	b, err := x.state(ctx, to)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	changes, err := vfs.Diff(ctx, a, b, vfs.DiffOptions{Unified: unified})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]provider.DiffEntry, len(changes))
+	for i, c := range changes {
+		out[i] = provider.DiffEntry{Op: c.Op.String(), Path: c.Path, OldPath: c.OldPath, Type: c.Type, Unified: c.Unified}
+	}
+	return out, nil
+}
+
+// Fork implements provider.Snapshots: a new workspace of the same store,
+// with the same modules, whose ref is returned.
+func (x *Workspace) Fork(ctx context.Context, name string) (provider.Ref, error) {
+	f, err := x.w.Fork(ctx, name, forkspace.ForkOptions{})
+	if err != nil {
+		return provider.Ref{}, err
+	}
+	return x.p.ref(f, x.caps)
+}
