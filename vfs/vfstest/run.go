@@ -40,6 +40,7 @@ func Run(t *testing.T, newFS func(t *testing.T) *vfs.FS) {
 		{"OpenUnlinked", testOpenUnlinked},
 		{"Usage", testUsage},
 		{"IOFS", testIOFS},
+		{"Concurrent", testConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newFS(t)) })
