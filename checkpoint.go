@@ -34,6 +34,8 @@ func (w *Workspace) Checkpoint(ctx context.Context, label string) (Checkpoint, e
 	if len(label) > maxLabel || strings.ContainsRune(label, 0) {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w: label must be at most %d bytes without NUL", w.name, fs.ErrInvalid, maxLabel)
 	}
+	w.store.roots.RLock()
+	defer w.store.roots.RUnlock()
 	root, err := w.Root(ctx)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
@@ -117,6 +119,8 @@ func (w *Workspace) At(ctx context.Context, ref string) (*vfs.FS, error) {
 // what changed since (the checkpoint itself, and any others, remain). Cost
 // does not depend on the size of the workspace.
 func (w *Workspace) Restore(ctx context.Context, ref string) error {
+	w.store.roots.RLock()
+	defer w.store.roots.RUnlock()
 	c, err := w.checkpoint(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("restore %s to %s: %w", w.name, ref, err)
@@ -161,6 +165,8 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 		return nil, fmt.Errorf("fork %s: %w", w.name, err)
 	}
 	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, ParentID: w.id, Quota: opts.Quota}
+	w.store.roots.RLock()
+	defer w.store.roots.RUnlock()
 	if opts.Checkpoint != "" {
 		c, err := w.checkpoint(ctx, opts.Checkpoint)
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/forkspace/forkspace/chunk"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
@@ -84,6 +85,14 @@ type Store struct {
 	mu     sync.Mutex
 	open   map[string]*Workspace // live workspaces by ID
 	closed bool
+
+	// roots is read-locked by operations that copy a tree root read in
+	// one transaction into another (fork, checkpoint, restore), and locked
+	// by the collector while it reads its roots, so no collection can
+	// miss a root in transit.
+	roots sync.RWMutex
+	// collecting serialises collections and checks.
+	collecting sync.Mutex
 }
 
 // Open opens (creating if needed) the store described by opts.
@@ -135,6 +144,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		Blobs: s.blobs, Meta: s.meta, Params: set.chunker,
 		InlineMax: set.inlineMax, CacheBytes: opts.CacheBytes,
 	})
+	if err := gc.Recover(ctx, s.gcDeps()); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	return s, nil
 }
 

@@ -51,6 +51,13 @@ type Info struct {
 	// Bytes is the logical size of the regular files.
 	Bytes       int64 `json:"bytes"`
 	Checkpoints int   `json:"checkpoints"`
+	// ExclusiveBytes is the stored size (tree nodes, inline bodies,
+	// blobs) that only this workspace, its checkpoints and staging reach:
+	// what deleting it would free. SharedBytes is what it reaches that
+	// other workspaces reach too. Workspace.Info fills both (it walks the
+	// store, see Store.Usage); List leaves them zero.
+	ExclusiveBytes int64 `json:"exclusive_bytes"`
+	SharedBytes    int64 `json:"shared_bytes"`
 }
 
 // Create makes a new, empty workspace. A taken name is fs.ErrExist; a bad
@@ -186,7 +193,20 @@ func (w *Workspace) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("workspace info %s: %w", w.name, err)
 	}
-	return w.info(ctx, row, n)
+	info, err := w.info(ctx, row, n)
+	if err != nil {
+		return Info{}, err
+	}
+	u, err := w.store.Usage(ctx)
+	if err != nil {
+		return Info{}, fmt.Errorf("workspace info %s: %w", w.name, err)
+	}
+	for _, wu := range u.Workspaces {
+		if wu.ID == w.id {
+			info.ExclusiveBytes, info.SharedBytes = wu.Exclusive.Bytes(), wu.Shared.Bytes()
+		}
+	}
+	return info, nil
 }
 
 func (w *Workspace) info(ctx context.Context, row *meta.Workspace, checkpoints int) (Info, error) {

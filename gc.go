@@ -1,0 +1,83 @@
+package forkspace
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/forkspace/forkspace/gc"
+)
+
+// GCOptions configure a garbage collection. The zero value collects
+// garbage older than gc.DefaultGrace (24 h).
+type GCOptions struct {
+	// Grace is how long unreachable data is kept, in database time
+	// (gc.DefaultGrace if zero; gc.NoGrace or any negative value: none).
+	Grace time.Duration
+	// DryRun plans without deleting anything.
+	DryRun bool
+	// Progress, if set, is called as phases advance.
+	Progress func(phase string, done, total int64)
+}
+
+// GCReport describes a collection.
+type GCReport struct {
+	DryRun bool `json:"dry_run"`
+	// Grace is the grace period applied.
+	Grace time.Duration `json:"grace_ns"`
+	// Plan is what the collection found: reachable data, the garbage it
+	// planned to delete, and the unreachable data still within grace.
+	Plan *gc.Plan `json:"plan"`
+	// Reclaimed is what was deleted (zero for a dry run).
+	Reclaimed gc.Counts `json:"reclaimed"`
+}
+
+// GC collects garbage: tree nodes, inline bodies and blobs that no
+// workspace head, checkpoint, staging row or pending upload reaches and
+// that are older than the grace period. It runs online, beside writers,
+// forks, checkpoints and deletions; collections and checks of one store
+// run one at a time. See package gc.
+func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
+	s.collecting.Lock()
+	defer s.collecting.Unlock()
+	o := gc.Options{Grace: opts.Grace, Lock: &s.roots, Progress: opts.Progress, Logger: s.log}
+	p, err := gc.NewPlan(ctx, s.gcDeps(), o)
+	if err != nil {
+		return GCReport{}, fmt.Errorf("collect garbage: %w", err)
+	}
+	r := GCReport{DryRun: opts.DryRun, Grace: p.Now.Sub(p.Cutoff), Plan: p}
+	if opts.DryRun {
+		return r, nil
+	}
+	if r.Reclaimed, err = p.Execute(ctx); err != nil {
+		return r, fmt.Errorf("collect garbage: %w", err)
+	}
+	return r, nil
+}
+
+// Check verifies the store's integrity: every reachable tree node, inline
+// body and blob exists and hashes to its address. Damage is listed in the
+// report (CheckReport.Clean is false), not returned as an error. Reads of
+// a damaged object fail with errdefs.ErrCorrupt, never wrong bytes.
+func (s *Store) Check(ctx context.Context) (*gc.CheckReport, error) {
+	s.collecting.Lock()
+	defer s.collecting.Unlock()
+	r, err := gc.Check(ctx, s.gcDeps(), gc.Options{Lock: &s.roots, Logger: s.log})
+	if err != nil {
+		return nil, fmt.Errorf("check store: %w", err)
+	}
+	return r, nil
+}
+
+// Usage returns the store's space accounting: stored and reachable
+// objects and bytes, and per workspace the bytes only it reaches
+// (exclusive: what deleting it would free) and the bytes it shares.
+func (s *Store) Usage(ctx context.Context) (*gc.Usage, error) {
+	u, err := gc.ComputeUsage(ctx, s.gcDeps(), gc.Options{Lock: &s.roots, Logger: s.log})
+	if err != nil {
+		return nil, fmt.Errorf("store usage: %w", err)
+	}
+	return u, nil
+}
+
+func (s *Store) gcDeps() gc.Deps { return gc.Deps{Meta: s.meta, Blobs: s.blobs, KV: s.kv} }

@@ -1,0 +1,238 @@
+package gc_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/blob"
+	"github.com/forkspace/forkspace/blob/fileblob"
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/chunk"
+	"github.com/forkspace/forkspace/kv"
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/sqlitemeta"
+)
+
+// inlineMax keeps test files small: larger files become blobs.
+const inlineMax = 512
+
+// quiet discards the store's log.
+var quiet = slog.New(slog.DiscardHandler)
+
+// env is a store in a temp directory (real SQLite, real blob directory)
+// with direct access to its drivers, to list what is stored.
+type env struct {
+	t     testing.TB
+	dir   string
+	meta  *sqlitemeta.Store
+	blobs *fileblob.Store
+	s     *forkspace.Store
+}
+
+func openEnv(t testing.TB, dir string) *env {
+	t.Helper()
+	ctx := context.Background()
+	m, err := sqlitemeta.Open(ctx, filepath.Join(dir, "meta.db"), sqlitemeta.Options{SkipCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fileblob.Open(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, Meta: m, Blobs: b, InlineMax: inlineMax, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dir: dir, meta: m, blobs: b, s: s}
+	t.Cleanup(func() { e.s.Close() })
+	return e
+}
+
+// hashSet is a set of hashes.
+type hashSet map[cas.Hash]bool
+
+func (h hashSet) minus(o hashSet) hashSet {
+	out := hashSet{}
+	for k := range h {
+		if !o[k] {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+func (h hashSet) union(o hashSet) hashSet {
+	out := maps.Clone(h)
+	maps.Copy(out, o)
+	return out
+}
+
+func (h hashSet) String() string {
+	var s []string
+	for k := range h {
+		s = append(s, k.Short())
+	}
+	sort.Strings(s)
+	return "{" + joinStrings(s) + "}"
+}
+
+func joinStrings(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += x
+	}
+	return out
+}
+
+// stored lists the stored blobs, inline bodies and nodes.
+func (e *env) stored() (blobs, bodies, nodes hashSet) {
+	e.t.Helper()
+	ctx := context.Background()
+	blobs, bodies, nodes = hashSet{}, hashSet{}, hashSet{}
+	err := e.blobs.List(ctx, func(bi blob.Info) error { blobs[bi.ID] = true; return nil })
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	err = e.meta.View(ctx, func(tx meta.Tx) error {
+		if err := tx.InlineBodies(func(oi meta.ObjectInfo) error { bodies[oi.Hash] = true; return nil }); err != nil {
+			return err
+		}
+		return tx.Nodes(func(oi meta.ObjectInfo) error { nodes[oi.Hash] = true; return nil })
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return blobs, bodies, nodes
+}
+
+// reachableNodes walks every head and checkpoint root (without skipping
+// shared subtrees: an independent count of what GC must keep).
+func (e *env) reachableNodes() hashSet {
+	e.t.Helper()
+	ctx := context.Background()
+	var roots []cas.Hash
+	err := e.meta.View(ctx, func(tx meta.Tx) error {
+		ws, err := tx.Workspaces()
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			roots = append(roots, w.Root)
+			cps, err := tx.Checkpoints(w.ID)
+			if err != nil {
+				return err
+			}
+			for _, c := range cps {
+				roots = append(roots, c.Root)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	k := kv.New(e.meta, kv.Options{})
+	out := hashSet{}
+	for _, r := range roots {
+		if err := k.Walk(ctx, r, kv.WalkFuncs{Node: func(h cas.Hash, _ int) error { out[h] = true; return nil }}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// contentHashes returns what storing data creates: one inline body, or
+// the chunks that chunking data gives (computed here, independently of
+// package content).
+func contentHashes(data []byte) (bodies, chunks hashSet) {
+	bodies, chunks = hashSet{}, hashSet{}
+	switch {
+	case len(data) == 0:
+	case len(data) <= inlineMax:
+		bodies[cas.Sum(data)] = true
+	default:
+		p := chunk.DefaultParams
+		for rest := data; len(rest) > 0; {
+			n, ok := p.Next(rest, true)
+			if !ok {
+				panic("chunker wants more input at EOF")
+			}
+			chunks[cas.Sum(rest[:n])] = true
+			rest = rest[n:]
+		}
+	}
+	return bodies, chunks
+}
+
+// files is a model of a workspace: path → contents.
+type files map[string][]byte
+
+// content of the written files.
+func (f files) hashes() (bodies, chunks hashSet) {
+	bodies, chunks = hashSet{}, hashSet{}
+	for _, data := range f {
+		b, c := contentHashes(data)
+		maps.Copy(bodies, b)
+		maps.Copy(chunks, c)
+	}
+	return bodies, chunks
+}
+
+// readable is a workspace state that reads files.
+type readable interface {
+	ReadFile(ctx context.Context, name string) ([]byte, error)
+	ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
+}
+
+// checkFiles fails unless st holds exactly want (files in the root
+// directory).
+func checkFiles(t testing.TB, what string, st readable, want files) {
+	t.Helper()
+	ctx := context.Background()
+	ents, err := st.ReadDir(ctx, ".")
+	if err != nil {
+		t.Fatalf("%s: read dir: %v", what, err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("%s: files %v, want %v", what, got, slices.Sorted(maps.Keys(want)))
+	}
+	for name, data := range want {
+		b, err := st.ReadFile(ctx, name)
+		if err != nil {
+			t.Fatalf("%s: read %s: %v", what, name, err)
+		}
+		if string(b) != string(data) {
+			t.Fatalf("%s: %s has %d bytes that differ from the %d written", what, name, len(b), len(data))
+		}
+	}
+}
+
+// randomBytes returns n bytes from seed.
+func randomBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// isNotExist reports whether err is fs.ErrNotExist.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
