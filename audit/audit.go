@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/forkspace/forkspace/meta"
@@ -30,16 +29,9 @@ var _ Recorder = (*Log)(nil)
 func NewLog(m meta.Store) *Log { return &Log{meta: m} }
 
 // Record appends e (its Seq, and Time when zero, are assigned by the
-// store). A store whose transactions lack meta.AuditTx fails with
-// errors.ErrUnsupported.
+// store).
 func (l *Log) Record(ctx context.Context, e Entry) error {
-	err := l.meta.Update(ctx, func(tx meta.Tx) error {
-		a, err := auditTx(tx)
-		if err != nil {
-			return err
-		}
-		return a.AppendAudit(&e)
-	})
+	err := l.meta.Update(ctx, func(tx meta.Tx) error { return tx.AppendAudit(&e) })
 	if err != nil {
 		return fmt.Errorf("record audit entry %s: %w", e.Tool, err)
 	}
@@ -50,23 +42,12 @@ func (l *Log) Record(ctx context.Context, e Entry) error {
 func (l *Log) Entries(ctx context.Context, f Filter) ([]Entry, error) {
 	var es []Entry
 	err := l.meta.View(ctx, func(tx meta.Tx) error {
-		a, err := auditTx(tx)
-		if err != nil {
-			return err
-		}
-		es, err = a.Audit(f)
+		var err error
+		es, err = tx.Audit(f)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
 	return es, nil
-}
-
-func auditTx(tx meta.Tx) (meta.AuditTx, error) {
-	a, ok := tx.(meta.AuditTx)
-	if !ok {
-		return nil, fmt.Errorf("metadata store keeps no audit log: %w", errors.ErrUnsupported)
-	}
-	return a, nil
 }

@@ -104,6 +104,9 @@ type Tx interface {
 
 	// GCTx holds the methods garbage collection and its writers use.
 	GCTx
+
+	// AuditTx keeps the audit log (meta/audit.go).
+	AuditTx
 }
 
 // GCTx is the part of a Tx that garbage collection (package gc) relies on:

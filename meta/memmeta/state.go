@@ -27,6 +27,9 @@ type state struct {
 	condemned map[cas.Hash]bool
 	// sessionRefs maps sessionRefKey(session, name) → row.
 	sessionRefs map[string]meta.SessionRef
+	// audit is the audit log in Seq order; appends never change a
+	// published state's prefix (memmeta/audit.go).
+	audit []meta.AuditEntry
 }
 
 // object is a stored node or inline body and its touch time.

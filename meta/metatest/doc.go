@@ -8,7 +8,8 @@
 // Run covers each clause of meta.Store and meta.Tx: settings, counters
 // (including concurrent allocation), immutable nodes and inline bodies, the
 // workspace catalog, checkpoints, staging rows (also as a property test
-// against a map model with pgregory.net/rapid), snapshot isolation of View,
+// against a map model with pgregory.net/rapid), the audit log (Seq order,
+// database-clock times, every filter, rollback), snapshot isolation of View,
 // all-or-nothing Update under concurrency (group commit: failing, erring and
 // panicking functions mixed with successful ones), the database clock and
 // Close racing reads and writes. It also pins down what the contract leaves

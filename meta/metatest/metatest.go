@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"Now", testNow},
 		{"Closed", testClosed},
 		{"CloseDuringUpdates", testCloseDuringUpdates},
+		{"Audit", testAudit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
