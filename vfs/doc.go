@@ -13,11 +13,15 @@
 //
 // # Mutations
 //
-// Every mutation validates its input, computes its key mutations under the
-// FS write lock, then commits them in one meta.Update (inline file bodies
-// and staging rows with increasing Seq) and applies them to the overlay. If
-// anything fails nothing is visible: bad input changes nothing. When Update
-// returns the mutation is durable (the staging rows are the workspace's
+// Every mutation validates its input and computes its key mutations under
+// the FS write lock, against the state including mutations not yet
+// durable; then it is committed in one meta.Update (inline file bodies,
+// upload-intent releases and staging rows with increasing Seq), shared with
+// the mutations that queued up meanwhile (group commit, commit.go), and
+// applied to the overlay readers use. Readers see only durable state. If
+// anything fails nothing is visible: bad input changes nothing, and a failed
+// transaction fails the mutations computed on top of it too. When a
+// mutation returns it is durable (the staging rows are the workspace's
 // write-ahead delta; Open reloads them). Fold (automatic past
 // Options.FoldRows staged keys, and before fork/checkpoint through Root)
 // folds the staging into a new tree root.

@@ -26,11 +26,10 @@ func (f *FS) Fold(ctx context.Context) error {
 
 // foldLocked folds; the caller holds foldMu.
 func (f *FS) foldLocked(ctx context.Context) error {
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
+	if f.closed.Load() {
 		return &fs.PathError{Op: "fold", Path: ".", Err: fs.ErrClosed}
 	}
+	f.mu.Lock()
 	muts, maxSeq := f.ov.Mutations()
 	root := f.root
 	f.mu.Unlock()
@@ -60,11 +59,15 @@ func (f *FS) foldLocked(ctx context.Context) error {
 		return fmt.Errorf("fold workspace %s: %w", f.ws, err)
 	}
 	// Readers saw root + overlay until now; they see newRoot + what was
-	// staged after maxSeq from here on: the same state.
+	// staged after maxSeq from here on: the same state. Writers likewise
+	// (mutations not yet durable have higher seqs and stay in wov).
+	f.wmu.Lock()
 	f.mu.Lock()
 	f.root = newRoot
 	f.ov.Drop(maxSeq)
+	f.wov.Drop(maxSeq)
 	f.mu.Unlock()
+	f.wmu.Unlock()
 	return nil
 }
 

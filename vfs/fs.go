@@ -49,9 +49,12 @@ const (
 // workspace (Open) or a read-only tree root (Snapshot).
 //
 // Concurrency: all methods are safe for concurrent use. Mutations are
-// serialised by a write lock; reads share a read lock and never touch SQL
-// beyond tree nodes the kv cache lacks. Only one live FS may be open per
-// workspace at a time (it owns the workspace's staging rows).
+// computed one at a time (wmu) against the state including mutations not
+// yet durable, then committed in groups: while one metadata transaction is
+// in flight, the mutations that arrive queue up and go in the next one
+// (commit.go). Readers see only durable state and never touch SQL beyond
+// tree nodes the kv cache lacks. Only one live FS may be open per workspace
+// at a time (it owns the workspace's staging rows).
 type FS struct {
 	d        Deps
 	log      *slog.Logger
@@ -59,20 +62,26 @@ type FS struct {
 	readOnly bool
 	foldRows int
 	quota    meta.Quota
+	closed   atomic.Bool
 
-	foldMu sync.Mutex // serialises folds
+	foldMu sync.Mutex // serialises folds and resets
 
 	// gen counts changes of the visible state, so handles reload only
 	// when something changed.
 	gen atomic.Uint64
 
-	mu      sync.RWMutex // guards the fields below
-	root    cas.Hash
-	ov      *kv.Overlay // nil for a snapshot
+	// Lock order: wmu, then mu.
+	wmu     sync.Mutex  // serialises mutations; guards the fields below
+	wov     *kv.Overlay // ov plus the mutations not yet durable
 	seq     int64       // highest staging seq used
 	inoNext uint64      // next reserved inode number
 	inoEnd  uint64      // end of the reserved range
-	closed  bool
+
+	mu   sync.RWMutex // guards root and ov (written under wmu too)
+	root cas.Hash
+	ov   *kv.Overlay // durable staged mutations; nil for a snapshot
+
+	commits committer
 }
 
 // Open returns the live filesystem of workspace ws. It reads the
@@ -108,7 +117,7 @@ func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, e
 		seq = max(seq, r.Seq)
 	}
 	f := newFS(d, root)
-	f.ws, f.ov, f.seq = ws.ID, ov, seq
+	f.ws, f.ov, f.wov, f.seq = ws.ID, ov, ov.Clone(), seq
 	f.log = f.log.With("workspace", ws.ID)
 	f.foldRows = opts.FoldRows
 	if f.foldRows == 0 {
@@ -135,7 +144,9 @@ func newFS(d Deps, root cas.Hash) *FS {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &FS{d: d, log: log.With("component", "vfs"), root: root}
+	f := &FS{d: d, log: log.With("component", "vfs"), root: root}
+	f.commits.drained = sync.NewCond(&f.commits.mu)
+	return f
 }
 
 // NewTree builds the tree of an empty filesystem (the root directory, inode
@@ -167,9 +178,7 @@ func (f *FS) ReadOnly() bool { return f.readOnly }
 // not synced is lost. Operations after Close fail with fs.ErrClosed.
 // Close is idempotent.
 func (f *FS) Close() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
+	f.closed.Store(true)
 	return nil
 }
 
@@ -180,18 +189,20 @@ func (f *FS) viewLocked() kv.View {
 
 // read runs fn under the read lock on a transaction with no mutations.
 func (f *FS) read(op, name string, fn func(t *txn) error) error {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if f.closed {
+	if f.closed.Load() {
 		return &fs.PathError{Op: op, Path: name, Err: fs.ErrClosed}
 	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	t := txn{f: f, view: f.viewLocked()}
 	return errdefs.PathError(op, name, fn(&t))
 }
 
-// update runs fn under the write lock and commits the mutations it staged:
-// one meta.Update writes inline bodies and staging rows, then the overlay
-// takes them. If fn or the commit fails nothing is visible.
+// update runs fn on a transaction over the latest state and commits the
+// mutations it staged: one meta.Update (shared with concurrent mutations)
+// writes inline bodies and staging rows, then the overlay readers use
+// takes them. update returns once the mutation is durable. If fn or the
+// commit fails nothing is visible.
 func (f *FS) update(ctx context.Context, op, name string, fn func(t *txn) error) error {
 	return f.updateContent(ctx, op, name, nil, fn)
 }
@@ -203,21 +214,32 @@ func (f *FS) updateContent(ctx context.Context, op, name string, in content.Inte
 	if f.readOnly {
 		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
 	}
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
+	if f.closed.Load() {
 		return &fs.PathError{Op: op, Path: name, Err: fs.ErrClosed}
 	}
-	t := txn{f: f, view: f.viewLocked(), intents: in, now: time.Now().UnixNano()}
-	err := fn(&t)
-	if err == nil {
-		err = f.commitLocked(ctx, &t)
-	}
-	fold := err == nil && f.foldRows > 0 && f.ov.Len() > f.foldRows
-	f.mu.Unlock()
-	if err != nil {
+	f.wmu.Lock()
+	t := txn{f: f, view: kv.View{Store: f.d.KV, Root: f.root, Overlay: f.wov}, intents: in, now: time.Now().UnixNano()}
+	if err := fn(&t); err != nil {
+		f.wmu.Unlock()
 		return errdefs.PathError(op, name, err)
 	}
+	if len(t.muts) == 0 && len(t.intents) == 0 {
+		f.wmu.Unlock()
+		return nil
+	}
+	req := f.stage(&t)
+	lead := f.commits.enqueue(req)
+	f.wmu.Unlock()
+	if lead {
+		f.lead(ctx)
+	}
+	<-req.done
+	if req.err != nil {
+		return errdefs.PathError(op, name, req.err)
+	}
+	f.mu.RLock()
+	fold := f.foldRows > 0 && f.ov.Len() > f.foldRows
+	f.mu.RUnlock()
 	if fold && f.foldMu.TryLock() {
 		// The mutation is durable; a failed fold leaves staging in place
 		// and is retried by the next one.
@@ -229,49 +251,7 @@ func (f *FS) updateContent(ctx context.Context, op, name string, in content.Inte
 	return nil
 }
 
-// commitLocked persists t's mutations as staging rows, with its inline
-// bodies and the release of its upload intents, and applies them to the
-// overlay. The caller holds the write lock.
-func (f *FS) commitLocked(ctx context.Context, t *txn) error {
-	if len(t.muts) == 0 {
-		return f.d.Content.Release(ctx, t.intents)
-	}
-	rows := make([]meta.Staged, len(t.muts))
-	seq := f.seq
-	for i, m := range t.muts {
-		seq++
-		rows[i] = meta.Staged{Key: m.Key, Value: m.Value, Deleted: m.Delete, Seq: seq}
-	}
-	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
-		if len(t.inline) > 0 {
-			if err := tx.PutInline(t.inline); err != nil {
-				return err
-			}
-		}
-		if len(t.intents) > 0 {
-			if err := tx.ReleaseIntents(t.intents); err != nil {
-				return err
-			}
-		}
-		return tx.PutStaged(f.ws, rows)
-	})
-	if err != nil {
-		return fmt.Errorf("commit mutation: %w", err)
-	}
-	f.seq = seq
-	f.gen.Add(1)
-	for _, r := range rows {
-		if r.Deleted {
-			f.ov.Delete(r.Key, r.Seq)
-		} else {
-			f.ov.Set(r.Key, r.Value, r.Seq)
-		}
-	}
-	return nil
-}
-
-// allocIno returns a fresh, store-wide inode number. The caller holds the
-// write lock.
+// allocIno returns a fresh, store-wide inode number. The caller holds wmu.
 func (f *FS) allocIno(ctx context.Context) (uint64, error) {
 	if f.inoNext == f.inoEnd {
 		var first int64

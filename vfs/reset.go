@@ -22,13 +22,15 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash) error {
 	if f.readOnly {
 		return &fs.PathError{Op: "reset", Path: ".", Err: errdefs.ErrReadOnly}
 	}
-	f.foldMu.Lock()
-	defer f.foldMu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
+	if f.closed.Load() {
 		return &fs.PathError{Op: "reset", Path: ".", Err: fs.ErrClosed}
 	}
+	f.foldMu.Lock()
+	defer f.foldMu.Unlock()
+	f.lockIdle() // no staging row may land after the reset
+	defer f.wmu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
 		if err := tx.DeleteStaged(f.ws, math.MaxInt64); err != nil {
 			return err
@@ -39,6 +41,7 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash) error {
 		return fmt.Errorf("reset workspace %s: %w", f.ws, err)
 	}
 	f.root, f.ov = root, kv.NewOverlay()
+	f.wov = f.ov.Clone()
 	f.gen.Add(1)
 	return nil
 }

@@ -1,0 +1,198 @@
+package vfs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// Group commit. A mutation is computed under wmu against wov (the durable
+// overlay plus every mutation not yet durable), applied to wov, and queued.
+// The first queued mutation's goroutine becomes the leader: it commits
+// everything queued in one metadata transaction, applies it to the overlay
+// readers use, wakes the waiters, and repeats until the queue is empty.
+// Batches commit in queue order, so a mutation is never durable without
+// those it was computed on. When a batch fails, it and everything queued
+// after it fail (they were computed on it) and wov is rebuilt from the
+// durable overlay.
+
+// commitReq is one mutation waiting to be durable.
+type commitReq struct {
+	rows    []meta.Staged
+	inline  []meta.Object
+	intents content.Intents
+	err     error
+	done    chan struct{}
+}
+
+// committer is the queue of mutations waiting for a transaction.
+type committer struct {
+	mu      sync.Mutex
+	queue   []*commitReq
+	leading bool       // a goroutine is committing batches
+	drained *sync.Cond // signalled when the queue empties and no one leads
+}
+
+// enqueue adds req and reports whether the caller must lead.
+func (c *committer) enqueue(req *commitReq) (lead bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queue = append(c.queue, req)
+	if c.leading {
+		return false
+	}
+	c.leading = true
+	return true
+}
+
+// next takes the queued batch, or ends the leadership when there is none.
+func (c *committer) next() []*commitReq {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	batch := c.queue
+	c.queue = nil
+	if len(batch) == 0 {
+		c.leading = false
+		c.drained.Broadcast()
+	}
+	return batch
+}
+
+// idle reports whether nothing is queued or in flight.
+func (c *committer) idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.leading && len(c.queue) == 0
+}
+
+// wait blocks until nothing is queued or in flight. The caller must not
+// hold wmu (a failing batch needs it).
+func (c *committer) wait() {
+	c.mu.Lock()
+	for c.leading || len(c.queue) > 0 {
+		c.drained.Wait()
+	}
+	c.mu.Unlock()
+}
+
+// lockIdle takes wmu once no mutation is queued or in flight; as writers
+// queue under wmu, none can start until the caller releases it.
+func (f *FS) lockIdle() {
+	for {
+		f.wmu.Lock()
+		if f.commits.idle() {
+			return
+		}
+		f.wmu.Unlock()
+		f.commits.wait()
+	}
+}
+
+// stage numbers t's mutations, applies them to wov and returns the request
+// to commit. The caller holds wmu.
+func (f *FS) stage(t *txn) *commitReq {
+	req := &commitReq{rows: make([]meta.Staged, len(t.muts)), inline: t.inline, intents: t.intents, done: make(chan struct{})}
+	for i, m := range t.muts {
+		f.seq++
+		req.rows[i] = meta.Staged{Key: m.Key, Value: m.Value, Deleted: m.Delete, Seq: f.seq}
+		if m.Delete {
+			f.wov.Delete(m.Key, f.seq)
+		} else {
+			f.wov.Set(m.Key, m.Value, f.seq)
+		}
+	}
+	return req
+}
+
+// lead commits queued batches until the queue is empty. The batch's
+// transaction does not inherit ctx's cancellation: other callers' mutations
+// ride in it.
+func (f *FS) lead(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for {
+		batch := f.commits.next()
+		if len(batch) == 0 {
+			return
+		}
+		err := f.commitBatch(ctx, batch)
+		if err != nil {
+			f.abandon(batch, err)
+			continue
+		}
+		f.mu.Lock()
+		for _, req := range batch {
+			for _, r := range req.rows {
+				if r.Deleted {
+					f.ov.Delete(r.Key, r.Seq)
+				} else {
+					f.ov.Set(r.Key, r.Value, r.Seq)
+				}
+			}
+		}
+		f.gen.Add(1)
+		f.mu.Unlock()
+		for _, req := range batch {
+			close(req.done)
+		}
+	}
+}
+
+// commitBatch writes a batch's inline bodies, intent releases and staging
+// rows in one transaction.
+func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
+	var (
+		rows    []meta.Staged
+		inline  []meta.Object
+		intents content.Intents
+	)
+	for _, req := range batch {
+		rows = append(rows, req.rows...)
+		inline = append(inline, req.inline...)
+		intents = append(intents, req.intents...)
+	}
+	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
+		if len(inline) > 0 {
+			if err := tx.PutInline(inline); err != nil {
+				return err
+			}
+		}
+		if len(intents) > 0 {
+			if err := tx.ReleaseIntents(intents); err != nil {
+				return err
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.PutStaged(f.ws, rows)
+	})
+	if err != nil {
+		return fmt.Errorf("commit mutation: %w", err)
+	}
+	return nil
+}
+
+// abandon fails a batch that did not commit and everything queued after
+// it, and rebuilds wov from the durable overlay.
+func (f *FS) abandon(batch []*commitReq, err error) {
+	f.wmu.Lock()
+	f.commits.mu.Lock()
+	rest := f.commits.queue
+	f.commits.queue = nil
+	f.commits.mu.Unlock()
+	f.mu.RLock()
+	f.wov = f.ov.Clone()
+	f.mu.RUnlock()
+	f.wmu.Unlock()
+	for _, req := range batch {
+		req.err = err
+		close(req.done)
+	}
+	for _, req := range rest {
+		req.err = fmt.Errorf("an earlier mutation failed: %w", err)
+		close(req.done)
+	}
+}
