@@ -1,0 +1,29 @@
+// Package tools is the model-facing tool set of forkspace: read, write,
+// edit, ls, glob, grep, stat, rm, mkdir, mv, exec, checkpoint,
+// checkpoints, restore, diff and fork, each with a JSON schema an LLM can
+// call from (derived from the Go input struct and its jsonschema tags).
+//
+// Invariants:
+//   - Paths are workspace-relative: "src/a.go" and "/src/a.go" name the
+//     same file ("/" is the workspace root, never the host's). A path that
+//     climbs out with ".." is a tool error. Host paths of a provider never
+//     appear in arguments or results.
+//   - Results are sized for a context window: reads are paged by lines and
+//     capped in bytes with a continuation hint, listings and searches are
+//     paginated or capped, binary files are described instead of dumped.
+//   - Every failure is a Result with IsError set and a message the model
+//     can act on ("no such file: src/x.go; did you mean src/y.go?"); Call
+//     never returns a Go error and never panics.
+//   - Mutating tools are recorded through package audit when
+//     Options.Recorder is set, optionally after an automatic checkpoint
+//     (Options.AutoCheckpoint), so any step can be rewound. The read-only
+//     profile (Options.ReadOnly) does not expose them at all.
+//
+// Tools act on a Target: a provider.Workspace used directly (Direct) or a
+// session's workspace behind a provider.Manager (Session), which opens it
+// lazily and re-resolves it after an eviction. A Set is safe for concurrent
+// use; concurrent edits of one file are serialized.
+//
+//	set := tools.New(tools.Options{AutoCheckpoint: true})
+//	res := set.Call(ctx, tools.Direct(ws), "read", json.RawMessage(`{"path":"README.md"}`))
+package tools

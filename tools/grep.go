@@ -1,0 +1,376 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp/syntax"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bmatcuk/doublestar/v4"
+	re2 "github.com/wasilibs/go-re2"
+
+	"github.com/forkspace/forkspace/provider"
+)
+
+type grepIn struct {
+	Pattern    string `json:"pattern" jsonschema:"regular expression (RE2 syntax), or the exact text to find when literal is true"`
+	Literal    bool   `json:"literal,omitempty" jsonschema:"treat pattern as plain text, not a regular expression"`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"match letters in either case"`
+	Path       string `json:"path,omitempty" jsonschema:"workspace-relative file or directory to search (default: the root)"`
+	Glob       string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. **/*.go; a pattern without / matches file names"`
+	Context    int    `json:"context,omitempty" jsonschema:"lines of context to show before and after each match"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"maximum matching lines to return (default 100)"`
+}
+
+// maxGrepLine caps one line of grep output.
+const maxGrepLine = 300
+
+// matcher finds matches in a file's bytes.
+type matcher interface {
+	// lines returns the 0-based start offsets of the matches in data.
+	find(data []byte) []int
+}
+
+// literal matches an exact byte string.
+type literal []byte
+
+func (l literal) find(data []byte) []int {
+	var out []int
+	for off := 0; ; {
+		i := bytes.Index(data[off:], l)
+		if i < 0 {
+			return out
+		}
+		out = append(out, off+i)
+		off += i + max(len(l), 1)
+		if off > len(data) {
+			return out
+		}
+	}
+}
+
+// regex matches an RE2 expression, after a literal prefilter: a file that
+// does not contain the expression's required literal is not searched.
+type regex struct {
+	re      *re2.Regexp
+	require []byte
+}
+
+func (r regex) find(data []byte) []int {
+	if r.require != nil && !bytes.Contains(data, r.require) {
+		return nil
+	}
+	idx := r.re.FindAllIndex(data, -1)
+	out := make([]int, len(idx))
+	for i, m := range idx {
+		out[i] = m[0]
+	}
+	return out
+}
+
+// newMatcher compiles the pattern of in.
+func newMatcher(in grepIn) (matcher, error) {
+	if in.Pattern == "" {
+		return nil, argError("pattern is empty")
+	}
+	if in.Literal && !in.IgnoreCase {
+		return literal(in.Pattern), nil
+	}
+	expr := in.Pattern
+	if in.Literal {
+		expr = re2.QuoteMeta(expr)
+	}
+	flags := "(?m)"
+	if in.IgnoreCase {
+		flags = "(?mi)"
+	}
+	// Parse with regexp/syntax first: same RE2 syntax, and re2 would log
+	// parse errors to stderr.
+	_, err := syntax.Parse(flags+expr, syntax.Perl)
+	var re *re2.Regexp
+	if err == nil {
+		re, err = re2.Compile(flags + expr)
+	}
+	if err != nil {
+		return nil, argError("invalid regular expression %q: %v; use literal=true to search for the text as is", in.Pattern, err)
+	}
+	return regex{re: re, require: requiredLiteral(flags + expr)}, nil
+}
+
+// requiredLiteral returns the longest case-sensitive literal every match
+// of expr must contain (nil if none is known).
+func requiredLiteral(expr string) []byte {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	var subs []*syntax.Regexp
+	switch re.Op {
+	case syntax.OpLiteral:
+		subs = []*syntax.Regexp{re}
+	case syntax.OpConcat:
+		subs = re.Sub
+	}
+	var best []rune
+	for _, s := range subs {
+		if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 && len(s.Rune) > len(best) {
+			best = s.Rune
+		}
+	}
+	if len(best) < 2 {
+		return nil
+	}
+	return []byte(string(best))
+}
+
+// grepFile is the outcome of searching one file.
+type grepFile struct {
+	lines   []grepLine
+	matches int
+	more    bool // matching lines past the limit were left out
+	skipped string // "binary" or "large" when not searched
+}
+
+// grepLine is one output line: a match, a context line, or a group
+// separator ("--").
+type grepLine struct {
+	text string
+	hit  bool
+}
+
+func grepTool(ctx context.Context, c *call, in grepIn) (string, error) {
+	f, err := c.fsOf()
+	if err != nil {
+		return "", err
+	}
+	m, err := newMatcher(in)
+	if err != nil {
+		return "", err
+	}
+	root, err := clean(in.Path)
+	if err != nil {
+		return "", err
+	}
+	glob := strings.TrimLeft(in.Glob, "/")
+	if glob != "" && !doublestar.ValidatePattern(glob) {
+		return "", argError("invalid glob %q; examples: **/*.go, *.md", in.Glob)
+	}
+	if in.Context < 0 || in.MaxResults < 0 {
+		return "", argError("context and max_results must not be negative")
+	}
+	limit := in.MaxResults
+	if limit == 0 {
+		limit = DefaultGrepResults
+	}
+	files, err := c.grepFiles(ctx, f, root, glob)
+	if err != nil {
+		return "", err
+	}
+	// Workers claim files in path order and stop claiming once limit
+	// matches are found: the searched files are a prefix of the order,
+	// which holds the first limit matches, so the output is deterministic.
+	results := make([]grepFile, len(files))
+	var (
+		next, total atomic.Int64
+		wg          sync.WaitGroup
+	)
+	for range min(len(files), runtime.GOMAXPROCS(0)*2) {
+		wg.Go(func() {
+			for ctx.Err() == nil && total.Load() < int64(limit) {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				results[i] = c.grepOne(ctx, f, files[i], m, in.Context, limit)
+				total.Add(int64(results[i].matches))
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	searched := int(min(next.Load(), int64(len(files))))
+	return formatGrep(results[:searched], searched < len(files), limit, in.Context, in.Pattern, c.set.opts.MaxGrepFileBytes), nil
+}
+
+type fileEntry struct {
+	path string
+	size int64
+}
+
+// grepFiles lists the regular files to search, in path order.
+func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string) ([]fileEntry, error) {
+	fi, err := f.Stat(ctx, root)
+	if err != nil {
+		return nil, c.fail(ctx, root, err)
+	}
+	if !fi.IsDir() {
+		return []fileEntry{{root, fi.Size()}}, nil
+	}
+	match := func(p string) bool {
+		switch {
+		case glob == "":
+			return true
+		case !strings.Contains(glob, "/"):
+			return doublestar.MatchUnvalidated(glob, path.Base(p))
+		}
+		return doublestar.MatchUnvalidated(glob, p)
+	}
+	var files []fileEntry
+	err = walk(ctx, f, root, pruned(c.set.opts.Ignore, root), func(p string, d fs.DirEntry) error {
+		if !d.Type().IsRegular() || !match(p) {
+			return nil
+		}
+		var size int64 = -1
+		if info, err := d.Info(); err == nil {
+			size = info.Size()
+		}
+		files = append(files, fileEntry{p, size})
+		return nil
+	})
+	if err != nil {
+		return nil, c.fail(ctx, root, err)
+	}
+	return files, nil
+}
+
+// grepOne searches one file for at most limit matching lines.
+func (c *call) grepOne(ctx context.Context, f provider.FS, fe fileEntry, m matcher, context, limit int) grepFile {
+	var r grepFile
+	if fe.size > c.set.opts.MaxGrepFileBytes {
+		r.skipped = "large"
+		return r
+	}
+	data, err := f.ReadFile(ctx, fe.path)
+	if err != nil {
+		return r
+	}
+	if int64(len(data)) > c.set.opts.MaxGrepFileBytes {
+		r.skipped = "large"
+		return r
+	}
+	offsets := m.find(data)
+	if len(offsets) == 0 {
+		return r
+	}
+	if isBinary(data) {
+		r.skipped = "binary"
+		return r
+	}
+	// Matching line numbers (0-based), in order, without repeats.
+	var hits []int
+	line, pos := 0, 0
+	for i, off := range offsets {
+		line += bytes.Count(data[pos:off], []byte{'\n'})
+		pos = off
+		if len(hits) == 0 || hits[len(hits)-1] != line {
+			hits = append(hits, line)
+		}
+		if len(hits) == limit {
+			end := bytes.IndexByte(data[pos:], '\n')
+			r.more = end >= 0 && offsets[len(offsets)-1] > pos+end && i < len(offsets)-1
+			break
+		}
+	}
+	r.matches = len(hits)
+	lines := splitLines(data, hits[len(hits)-1]+context+1)
+	shown := -1 // last line printed
+	for i, h := range hits {
+		from, to := max(h-context, 0), min(len(lines)-1, h+context)
+		if i > 0 && context > 0 && from > shown+1 {
+			r.lines = append(r.lines, grepLine{text: "--"})
+		}
+		for l := max(from, shown+1); l <= to; l++ {
+			hit := slices.Contains(hits, l)
+			sep := "-"
+			if hit {
+				sep = ":"
+			}
+			r.lines = append(r.lines, grepLine{text: fe.path + sep + strconv.Itoa(l+1) + sep + cut(lines[l]), hit: hit})
+			shown = l
+		}
+	}
+	return r
+}
+
+// splitLines returns the first n lines of data (without line ends).
+func splitLines(data []byte, n int) []string {
+	var out []string
+	for len(out) < n && len(data) > 0 {
+		l, rest, _ := bytes.Cut(data, []byte{'\n'})
+		out = append(out, string(bytes.TrimSuffix(l, []byte{'\r'})))
+		data = rest
+	}
+	return out
+}
+
+// cut shortens a line for grep output.
+func cut(l string) string {
+	if len(l) <= maxGrepLine {
+		return l
+	}
+	return l[:maxGrepLine] + "…"
+}
+
+// formatGrep joins the results of the searched files in path order,
+// stopping at limit matching lines. stopped reports files left unsearched.
+func formatGrep(results []grepFile, stopped bool, limit, context int, pattern string, maxBytes int64) string {
+	var (
+		b             strings.Builder
+		n, bin, large int
+	)
+	truncated := stopped
+	for _, r := range results {
+		switch r.skipped {
+		case "binary":
+			bin++
+		case "large":
+			large++
+		}
+		if r.matches == 0 {
+			continue
+		}
+		if n >= limit {
+			truncated = true
+			continue
+		}
+		if n > 0 && context > 0 {
+			b.WriteString("--\n")
+		}
+		truncated = truncated || r.more
+		for _, l := range r.lines {
+			if l.hit {
+				if n >= limit {
+					truncated = true
+					break
+				}
+				n++
+			}
+			b.WriteString(l.text)
+			b.WriteByte('\n')
+		}
+	}
+	if n == 0 {
+		fmt.Fprintf(&b, "no matches for %s\n", pattern)
+	}
+	if truncated {
+		fmt.Fprintf(&b, "… stopped at max_results=%d matching lines; narrow the pattern, path or glob, or raise max_results\n", limit)
+	}
+	if bin > 0 {
+		fmt.Fprintf(&b, "(%d binary files matched; not shown)\n", bin)
+	}
+	if large > 0 {
+		fmt.Fprintf(&b, "(%d files larger than %d bytes were not searched)\n", large, maxBytes)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,96 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/provider/memprovider"
+	"github.com/forkspace/forkspace/tools"
+)
+
+// env is one workspace (of a fresh in-memory store) and a tool set.
+type env struct {
+	t   *testing.T
+	ws  provider.Workspace
+	set *tools.Set
+}
+
+func newEnv(t *testing.T, opts tools.Options) *env {
+	t.Helper()
+	ctx := context.Background()
+	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	ws, _, err := p.Open(ctx, memprovider.Config{}, provider.Session{ID: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, ws: ws, set: tools.New(opts)}
+}
+
+// call runs a tool with args given as a Go value.
+func (e *env) call(name string, args any) tools.Result {
+	e.t.Helper()
+	data, err := json.Marshal(args)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.set.Call(context.Background(), tools.Direct(e.ws), name, data)
+}
+
+// ok runs a tool that must succeed and returns its text.
+func (e *env) ok(name string, args any) string {
+	e.t.Helper()
+	r := e.call(name, args)
+	if r.IsError {
+		e.t.Fatalf("%s %v: unexpected error: %s", name, args, r.Text)
+	}
+	return r.Text
+}
+
+// fails runs a tool that must fail with a message containing each of want.
+func (e *env) fails(name string, args any, want ...string) string {
+	e.t.Helper()
+	r := e.call(name, args)
+	if !r.IsError {
+		e.t.Fatalf("%s %v: succeeded (%q), want an error", name, args, r.Text)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.Text, w) {
+			e.t.Errorf("%s %v: error %q does not contain %q", name, args, r.Text, w)
+		}
+	}
+	return r.Text
+}
+
+// put writes a file directly.
+func (e *env) put(name, content string) {
+	e.t.Helper()
+	ctx := context.Background()
+	if i := strings.LastIndexByte(name, '/'); i > 0 {
+		if err := e.ws.FS().MkdirAll(ctx, name[:i], 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if err := e.ws.FS().WriteFile(ctx, name, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// get reads a file directly.
+func (e *env) get(name string) string {
+	e.t.Helper()
+	data, err := e.ws.FS().ReadFile(context.Background(), name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(data)
+}
+
+type M = map[string]any
