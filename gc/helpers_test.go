@@ -41,7 +41,7 @@ type env struct {
 func openEnv(t testing.TB, dir string) *env {
 	t.Helper()
 	ctx := context.Background()
-	m, err := sqlitemeta.Open(ctx, filepath.Join(dir, "meta.db"), sqlitemeta.Options{SkipCheck: true})
+	m, err := sqlitemeta.Open(ctx, filepath.Join(dir, "meta.db"), sqlitemeta.Options{SkipCheck: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,9 +197,15 @@ type readable interface {
 	ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
 }
 
+// fataler is what checkFiles needs of a *testing.T or *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
 // checkFiles fails unless st holds exactly want (files in the root
 // directory).
-func checkFiles(t testing.TB, what string, st readable, want files) {
+func checkFiles(t fataler, what string, st readable, want files) {
 	t.Helper()
 	ctx := context.Background()
 	ents, err := st.ReadDir(ctx, ".")
