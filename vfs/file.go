@@ -391,7 +391,13 @@ func (h *File) sync() error {
 		if err != nil {
 			return h.pathErr("sync", err)
 		}
-		h.pending = &commitState{m: m, inline: inline, intents: in}
+		next := &commitState{m: m, inline: inline, intents: in}
+		if h.pending != nil {
+			// The earlier, unrecorded commit is superseded; its intents
+			// are released with this one.
+			next.intents = append(next.intents, h.pending.intents...)
+		}
+		h.pending = next
 	}
 	if h.pending == nil {
 		return nil

@@ -18,7 +18,7 @@ func populate(t testing.TB, f *vfs.FS) {
 	ctx := context.Background()
 	must(t, f.MkdirAll(ctx, "src/pkg/deep", 0o755))
 	must(t, f.WriteFile(ctx, "src/main.go", []byte("package main\n"), 0o644))
-	must(t, f.WriteFile(ctx, "src/pkg/big.bin", pattern(200<<10), 0o600))
+	must(t, f.WriteFile(ctx, "src/pkg/big.bin", pattern(40<<10), 0o600))
 	must(t, f.WriteFile(ctx, "src/pkg/deep/empty", nil, 0o644))
 	must(t, f.Symlink(ctx, "../main.go", "src/pkg/main"))
 	must(t, f.Link(ctx, "src/main.go", "hard"))

@@ -241,7 +241,7 @@ func testIOFS(t *testing.T, f *vfs.FS) {
 	write(t, f, "top.txt", "top")
 	write(t, f, "a/one", "1")
 	write(t, f, "a/b/two", "22")
-	write(t, f, "a/b/c/big", string(pattern(100<<10)))
+	write(t, f, "a/b/c/big", string(pattern(20<<10)))
 	want := []string{"top.txt", "a/one", "a/b/two", "a/b/c/big", "empty"}
 	ok(t, fstest.TestFS(f.IOFS(ctx), want...))
 	sub, err := f.IOFS(ctx).Sub("a")
