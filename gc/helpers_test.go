@@ -58,6 +58,9 @@ func openEnv(t testing.TB, dir string) *env {
 	return e
 }
 
+// kvOf returns a tree reader over e's metadata.
+func kvOf(e *env) *kv.Store { return kv.New(e.meta, kv.Options{}) }
+
 // hashSet is a set of hashes.
 type hashSet map[cas.Hash]bool
 
