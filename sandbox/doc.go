@@ -1,0 +1,66 @@
+// Package sandbox runs shell commands against a workspace, confined by
+// bubblewrap, and pulls what they changed back into the workspace. Shell
+// implements provider.Shell:
+//
+//	sh := sandbox.New(ws, sandbox.Options{Audit: store.AuditLog()})
+//	res, err := sh.Exec(ctx, provider.ExecRequest{Command: "go test ./..."})
+//
+// # Materialize
+//
+// The workspace is mirrored into a host work dir (Options.WorkDir, by
+// default os.TempDir()/forkspace-sandbox/<workspace ID>, kept between runs).
+// A manifest records, per path, the host state written or seen (type,
+// permission bits, size, mtime, BLAKE3 of the content or the link target),
+// the host identity (inode, ctime) and the workspace identity (inode,
+// ctime) it mirrors. Each run diffs the workspace root the work dir
+// mirrors against the current one (vfs.Diff: cost proportional to the
+// change) and rewrites only paths whose workspace identity moved, so a
+// run after a one-file change writes one file (Stats). The first run in a
+// process, or after another process used the work dir (a token file) or a
+// failed run, rewrites everything. setuid and setgid bits are never
+// materialized.
+//
+// # Confine
+//
+// The command runs as /bin/sh -c in bubblewrap (Debian package bubblewrap)
+// with every namespace unshared (the network too unless
+// ExecRequest.Network), the work dir bound read-write at MountPoint (its
+// working directory and HOME), /usr and the other system directories
+// read-only, the dynamic linker's files from /etc, a synthesized
+// /etc/passwd and /etc/group (never the host's), fresh /proc, /dev and
+// /tmp, --die-with-parent and --new-session, and a scrubbed environment
+// (PATH, HOME, LANG and ExecRequest.Env). A timeout (default 60 s) kills
+// bubblewrap's process group; its pid namespace takes every process of the
+// command with it. stdout and stderr are capped (default 64 KiB each) with
+// a marker saying how many bytes were cut.
+//
+// # Pull
+//
+// After the command the work dir is walked and compared with the manifest
+// (a stat per path; content hashed only when the stat moved or was taken
+// within a clock tick of a write). Created, modified and deleted files,
+// directories and symbolic links, permission bits and file mtimes are
+// applied to the workspace, deletions first, then parents before
+// children. Host paths are read through os.Root with O_NOFOLLOW and
+// symbolic links are copied verbatim (Readlink), so a link planted to a
+// host path stays a link and never brings its target's content in.
+// Dropped, and reported in ExecResult.Dropped with a reason: changes under
+// Options.ReadOnly prefixes, changes whose path the workspace also changed
+// while the command ran when Options.OnConflict answers KeepLocal (by
+// default the command's state wins), and special files (pipes, sockets).
+// The next run restores dropped paths from the workspace. Paths matching
+// Options.Ignore (DefaultIgnore: caches) are neither materialized nor
+// pulled nor reported; they persist in the work dir between runs. Hard
+// links made by the command are pulled as separate files.
+//
+// With Options.AutoCheckpoint the workspace is checkpointed (label
+// "exec: <command>") before a run's changes are pulled, so the run can be
+// rewound; with Options.Audit every run is recorded (tool "exec", argument
+// digest, changed paths, the checkpoint, and "exit status N" or "timed
+// out" as the outcome).
+//
+// Concurrency: runs on one work dir are serialised (a mutex shared by
+// every Shell on the dir in the process, and a lock file across
+// processes); direct writes to the workspace may go on while a command
+// runs.
+package sandbox

@@ -1,0 +1,236 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zeebo/blake3"
+
+	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/provider"
+)
+
+// Conflict is a path the command changed that the workspace also changed
+// since it was materialized (a direct write while the command ran).
+type Conflict struct {
+	Path string
+	// Op is the command's change: "created", "modified" or "deleted".
+	Op string
+}
+
+// Resolution is a conflict hook's answer.
+type Resolution int
+
+const (
+	// Accept applies the command's state (the default: it ran last).
+	Accept Resolution = iota
+	// KeepLocal keeps the workspace's state; the command's change is
+	// reported in ExecResult.Dropped.
+	KeepLocal
+)
+
+// ConflictFunc decides a conflict. It is called with the Exec's context,
+// one path at a time, while the workspace's exec lock is held.
+type ConflictFunc func(ctx context.Context, c Conflict) Resolution
+
+// Dropped-change reasons.
+const (
+	reasonReadOnly  = "read-only path"
+	reasonKeptLocal = "conflict: workspace change kept"
+	reasonSpecial   = "unsupported file type"
+)
+
+// puller applies the command's changes to the live workspace.
+type puller struct {
+	ctx      context.Context
+	ws       *forkspace.Workspace
+	host     *os.Root
+	man      manifest
+	readOnly []string
+	resolve  ConflictFunc
+	// pending collects paths whose host copy was left unlike the
+	// workspace (with their subtrees); the next sync restores them.
+	pending map[string]bool
+}
+
+// pull applies changes (deletions first, then the rest parents first) and
+// returns what it changed and what it dropped.
+func (p *puller) pull(changes []hostChange) (changed, dropped []provider.Change, err error) {
+	slices.SortFunc(changes, func(a, b hostChange) int {
+		if (a.op == opDeleted) != (b.op == opDeleted) {
+			if a.op == opDeleted {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	for _, c := range changes {
+		if reason := p.drop(c); reason != "" {
+			dropped = append(dropped, provider.Change{Path: c.path, Op: c.op, Reason: reason})
+			p.leave(c.path)
+			continue
+		}
+		if err := p.apply(c); err != nil {
+			return changed, dropped, fmt.Errorf("pull %s: %w", c.path, err)
+		}
+		changed = append(changed, provider.Change{Path: c.path, Op: c.op})
+	}
+	return changed, dropped, nil
+}
+
+// leave forgets what the manifest knew of p, so the next sync rewrites it
+// from the workspace.
+func (p *puller) leave(path string) {
+	p.man.drop(path)
+	mark(p.pending, path, true)
+}
+
+// drop returns why c is not pulled ("" to pull it).
+func (p *puller) drop(c hostChange) string {
+	for _, ro := range p.readOnly {
+		if under(c.path, ro) {
+			return reasonReadOnly
+		}
+	}
+	if p.conflicts(c) && p.resolve != nil && p.resolve(p.ctx, Conflict{Path: c.path, Op: c.op}) == KeepLocal {
+		return reasonKeptLocal
+	}
+	return ""
+}
+
+// conflicts reports whether the workspace changed c.path since it was
+// materialized.
+func (p *puller) conflicts(c hostChange) bool {
+	live, err := p.ws.Lstat(p.ctx, c.path)
+	old := p.man[c.path]
+	switch {
+	case old == nil:
+		return err == nil
+	case err != nil:
+		return c.op != opDeleted
+	case old.kind == kindDir:
+		return kindOf(live.Mode()) != kindDir
+	}
+	return !old.sameWorkspace(live)
+}
+
+// apply performs one change in the workspace and records the new state in
+// the manifest.
+func (p *puller) apply(c hostChange) error {
+	if c.op == opDeleted {
+		p.man.drop(c.path)
+		if err := p.ws.RemoveAll(p.ctx, c.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	live, err := p.ws.Lstat(p.ctx, c.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	exists, k := err == nil, kindOf(c.fi.Mode())
+	if exists && kindOf(live.Mode()) != k {
+		if err := p.ws.RemoveAll(p.ctx, c.path); err != nil {
+			return err
+		}
+		exists = false
+	}
+	if !exists {
+		if err := p.parent(c.path); err != nil {
+			return err
+		}
+	}
+	e := &entry{}
+	perm := c.fi.Mode() & permBits
+	switch k {
+	case kindDir:
+		if !exists {
+			if err := p.ws.Mkdir(p.ctx, c.path, perm); err != nil {
+				return err
+			}
+		}
+		if err := p.ws.Chmod(p.ctx, c.path, perm); err != nil {
+			return err
+		}
+	case kindFile:
+		if e.hash, err = p.copyFile(c.path, perm); err != nil {
+			return err
+		}
+		if err := p.ws.Chmod(p.ctx, c.path, perm); err != nil {
+			return err
+		}
+		if err := p.ws.Chtimes(p.ctx, c.path, time.Time{}, c.fi.ModTime()); err != nil {
+			return err
+		}
+	case kindSymlink:
+		if e.target, err = p.host.Readlink(c.path); err != nil {
+			return err
+		}
+		if exists {
+			if err := p.ws.Remove(p.ctx, c.path); err != nil {
+				return err
+			}
+		}
+		if err := p.ws.Symlink(p.ctx, e.target, c.path); err != nil {
+			return err
+		}
+	}
+	wfi, err := p.ws.Lstat(p.ctx, c.path)
+	if err != nil {
+		return err
+	}
+	// The host keeps the file the command wrote, with its stat as scanned
+	// (a file changed again after the scan is re-read next time: its stat
+	// no longer matches).
+	e.setHost(c.fi, time.Now())
+	if k == kindFile && c.hashed && c.hash != e.hash {
+		e.racy = true
+	}
+	e.setWorkspace(wfi)
+	p.man[c.path] = e
+	return nil
+}
+
+// parent creates the missing parent directories of name (the workspace
+// removed them while the command ran; the command's state wins).
+func (p *puller) parent(name string) error {
+	dir := path.Dir(name)
+	if dir == "." {
+		return nil
+	}
+	if _, err := p.ws.Stat(p.ctx, dir); err == nil {
+		return nil
+	}
+	return p.ws.MkdirAll(p.ctx, dir, 0o755)
+}
+
+// copyFile streams host file name into the workspace and returns its hash.
+func (p *puller) copyFile(name string, perm fs.FileMode) (cas.Hash, error) {
+	src, err := p.host.OpenFile(name, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return cas.Hash{}, err
+	}
+	defer src.Close()
+	dst, err := p.ws.OpenFile(p.ctx, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return cas.Hash{}, err
+	}
+	h := blake3.New()
+	_, err = io.Copy(io.MultiWriter(dst, h), src)
+	if err = errors.Join(err, dst.Close()); err != nil {
+		return cas.Hash{}, err
+	}
+	var sum cas.Hash
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/forkspace/forkspace/provider"
+)
+
+// names is the small path pool the property test draws from, so that
+// operations collide: files become directories, links point at each other.
+var names = []string{"a", "b", "d", "d/a", "d/b", "d/e", "d/e/a", "x/y"}
+
+// TestPropertySync interleaves direct workspace writes with commands that
+// change the work dir in random ways. After every run the workspace must
+// equal the work dir (the command's state, pulled), and a run of "true"
+// must first show that the work dir equalled the workspace (nothing
+// written directly was missed by the incremental sync).
+func TestPropertySync(t *testing.T) {
+	needBwrap(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		_, ws := newWorkspace(t)
+		s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
+		ctx := context.Background()
+		name := rapid.SampledFrom(names)
+		content := rapid.SampledFrom([]string{"", "x", "y", "xy", strings.Repeat("z", 20000)})
+		for range rapid.IntRange(1, 4).Draw(rt, "steps") {
+			for range rapid.IntRange(0, 3).Draw(rt, "direct") {
+				p := name.Draw(rt, "path")
+				switch rapid.IntRange(0, 4).Draw(rt, "op") {
+				case 0:
+					ws.MkdirAll(ctx, filepath.Dir(p), 0o755)
+					ws.WriteFile(ctx, p, []byte(content.Draw(rt, "content")), 0o644)
+				case 1:
+					ws.RemoveAll(ctx, p)
+				case 2:
+					ws.MkdirAll(ctx, p, 0o750)
+				case 3:
+					ws.Symlink(ctx, name.Draw(rt, "target"), p)
+				case 4:
+					ws.Chmod(ctx, p, 0o700)
+				}
+			}
+			if _, err := s.Exec(ctx, provider.ExecRequest{Command: "true"}); err != nil {
+				rt.Fatal(err)
+			}
+			sameTree(rt, s, ws)
+			var script []string
+			for range rapid.IntRange(1, 5).Draw(rt, "commands") {
+				p, q := name.Draw(rt, "path"), name.Draw(rt, "other")
+				script = append(script, rapid.SampledFrom([]string{
+					fmt.Sprintf("mkdir -p $(dirname %s) && echo c > %s", p, p),
+					fmt.Sprintf("printf x >> %s", p),
+					"rm -rf " + p,
+					"mkdir -p " + p,
+					fmt.Sprintf("ln -sfn %s %s", q, p),
+					"chmod 751 " + p,
+					fmt.Sprintf("mv %s %s", p, q),
+					"touch -d 2020-01-01 " + p,
+				}).Draw(rt, "command"))
+			}
+			res, err := s.Exec(ctx, provider.ExecRequest{Command: strings.Join(script, " 2>/dev/null; ") + " 2>/dev/null; true"})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if len(res.Dropped) != 0 {
+				rt.Errorf("dropped %v", res.Dropped)
+			}
+			sameTree(rt, s, ws)
+		}
+	})
+}

@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/forkspace/forkspace/provider"
+)
+
+// MountPoint is where the work directory appears inside the sandbox: the
+// command's working directory and HOME.
+const MountPoint = "/workspace"
+
+// sandboxPath is the PATH commands run with.
+const sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// run is one confined command: its arguments and how it ended.
+type run struct {
+	bwrap   string
+	workDir string
+	etcDir  string // holds the sandbox's passwd and group files
+	req     provider.ExecRequest
+	timeout time.Duration
+	max     int
+}
+
+// outcome is how a confined command ended.
+type outcome struct {
+	exitCode       int
+	stdout, stderr string
+	timedOut       bool
+}
+
+// hostDirs are the top-level system directories made visible read-only:
+// bound when they are directories, recreated when they are symbolic links
+// (merged-/usr systems).
+var hostDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives"}
+
+// hostEtc are host files the dynamic linker and common tools read; they
+// hold no secrets. /etc/passwd and /etc/group are synthesized instead.
+var hostEtc = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/nsswitch.conf"}
+
+// netEtc are bound only when the command may use the network.
+var netEtc = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/etc/ca-certificates"}
+
+// args returns bwrap's command line.
+func (r *run) args() []string {
+	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox"}
+	if r.req.Network {
+		a = append(a, "--share-net")
+	}
+	for _, d := range hostDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	etc := hostEtc
+	if r.req.Network {
+		etc = append(etc[:len(etc):len(etc)], netEtc...)
+	}
+	for _, f := range etc {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	a = append(a,
+		"--ro-bind", filepath.Join(r.etcDir, "passwd"), "/etc/passwd",
+		"--ro-bind", filepath.Join(r.etcDir, "group"), "/etc/group",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--bind", r.workDir, MountPoint, "--chdir", MountPoint,
+		"/bin/sh", "-c", r.req.Command)
+	return a
+}
+
+// env returns the scrubbed environment: PATH, HOME, LANG and the request's
+// variables (which may override them).
+func (r *run) env() ([]string, error) {
+	vars := map[string]string{"PATH": sandboxPath, "HOME": MountPoint, "LANG": "C.UTF-8"}
+	for k, v := range r.req.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("exec: environment variable %q: %w", k, fs.ErrInvalid)
+		}
+		vars[k] = v
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env, nil
+}
+
+// start runs the command to completion, killing bwrap's process group
+// when the timeout passes or ctx is done (bwrap's pid namespace then takes
+// every process of the command with it).
+func (r *run) start(ctx context.Context) (outcome, error) {
+	env, err := r.env()
+	if err != nil {
+		return outcome{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	stdout, stderr := &capped{max: r.max}, &capped{max: r.max}
+	cmd := exec.CommandContext(ctx, r.bwrap, r.args()...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr
+	cmd.Stdin = bytes.NewReader(nil)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	err = cmd.Run()
+	out := outcome{stdout: stdout.String(), stderr: stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		out.exitCode, out.timedOut = -1, true
+	case ctx.Err() != nil:
+		return out, fmt.Errorf("exec: %w", ctx.Err())
+	case errors.As(err, &exitErr):
+		out.exitCode = exitErr.ExitCode()
+	case err != nil:
+		return out, fmt.Errorf("exec: run bwrap: %w", err)
+	}
+	return out, nil
+}
+
+// writeEtc writes the sandbox's /etc/passwd and /etc/group into dir: root,
+// the calling user (mapped to itself inside) and nobody, all with home
+// MountPoint. Nothing of the host's account database is exposed.
+func writeEtc(dir string) error {
+	uid, gid := os.Getuid(), os.Getgid()
+	passwd := "root:x:0:0:root:" + MountPoint + ":/bin/sh\n"
+	group := "root:x:0:\n"
+	if uid != 0 {
+		passwd += fmt.Sprintf("sandbox:x:%d:%d:sandbox:%s:/bin/sh\n", uid, gid, MountPoint)
+		group += fmt.Sprintf("sandbox:x:%d:\n", gid)
+	}
+	passwd += "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+	group += "nogroup:x:65534:\n"
+	for name, body := range map[string]string{"passwd": passwd, "group": group} {
+		p := filepath.Join(dir, name)
+		if old, err := os.ReadFile(p); err == nil && string(old) == body {
+			continue
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return fmt.Errorf("write sandbox /etc/%s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,366 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultMaxOutput = 64 << 10
+)
+
+// Options configure a Shell. The zero value means defaults.
+type Options struct {
+	// WorkDir is the host directory the workspace is materialized in, kept
+	// between runs. Default: os.TempDir()/forkspace-sandbox/<workspace ID>
+	// (the forkspace-sandbox directory is made private, mode 0700). State
+	// files live beside it, in WorkDir + ".state".
+	WorkDir string
+	// Ignore lists paths never materialized nor pulled back (see
+	// DefaultIgnore for the syntax); they stay in the work dir between runs,
+	// like caches. nil means DefaultIgnore; an empty slice ignores nothing.
+	Ignore []string
+	// ReadOnly lists workspace path prefixes whose changes are dropped
+	// (reported in ExecResult.Dropped) instead of pulled back.
+	ReadOnly []string
+	// OnConflict decides paths both the command and the workspace changed
+	// during a run. nil accepts the command's state.
+	OnConflict ConflictFunc
+	// Timeout bounds a command when its request sets none (default
+	// DefaultTimeout).
+	Timeout time.Duration
+	// MaxOutput caps stdout and stderr each when the request sets no cap
+	// (default DefaultMaxOutput).
+	MaxOutput int
+	// AutoCheckpoint checkpoints the workspace before pulling a command's
+	// changes back (label "exec: <command>"), so the run can be rewound.
+	AutoCheckpoint bool
+	// Audit records every Exec (tool "exec"); nil records nothing.
+	Audit audit.Recorder
+	// Bwrap is the bubblewrap executable (default "bwrap" on PATH).
+	Bwrap string
+}
+
+// Stats count what the last materialization wrote to the work dir.
+type Stats struct {
+	// Full is set when it walked the whole workspace (first run, or state
+	// it could not trust).
+	Full    bool
+	Written int // files written
+	Dirs    int // directories created
+	Links   int // symbolic links created
+	Chmods  int // permission changes
+	Removed int // paths removed
+}
+
+// Shell runs commands against one workspace, confined by bubblewrap. It
+// implements provider.Shell. Execs on one work dir run one at a time (in
+// this process and across processes: a lock file), so concurrent calls are
+// safe and serialised.
+type Shell struct {
+	ws   *forkspace.Workspace
+	opts Options
+	dir  string
+	st   *dirState
+}
+
+var _ provider.Shell = (*Shell)(nil)
+
+// dirState is what this process knows of one work dir, shared by every
+// Shell on it.
+type dirState struct {
+	mu     sync.Mutex
+	wsID   string
+	synced cas.Hash // the workspace root the work dir mirrors
+	// man is nil when the work dir's contents are unknown: the next run
+	// rewrites it all.
+	man manifest
+	// pending are paths the next sync visits besides the diff since synced
+	// (true: with their subtree): what a run pulled or dropped, and what
+	// the workspace changed while it ran.
+	pending map[string]bool
+	// token is the value this process last wrote to the state dir's
+	// token file; another value there means another process used the dir.
+	token string
+	stats Stats
+}
+
+var states sync.Map // absolute work dir → *dirState
+
+// New returns a Shell for ws. Nothing touches the host until the first
+// Exec.
+func New(ws *forkspace.Workspace, opts Options) *Shell {
+	if opts.WorkDir == "" {
+		opts.WorkDir = filepath.Join(os.TempDir(), "forkspace-sandbox", ws.ID())
+	}
+	if opts.Ignore == nil {
+		opts.Ignore = DefaultIgnore
+	}
+	opts.Timeout = cmpOr(opts.Timeout, DefaultTimeout)
+	opts.MaxOutput = cmpOr(opts.MaxOutput, DefaultMaxOutput)
+	opts.Bwrap = cmpOr(opts.Bwrap, "bwrap")
+	ro := make([]string, 0, len(opts.ReadOnly))
+	for _, p := range opts.ReadOnly {
+		ro = append(ro, path.Clean("/" + p)[1:])
+	}
+	opts.ReadOnly = ro
+	dir, err := filepath.Abs(opts.WorkDir)
+	if err != nil {
+		dir = filepath.Clean(opts.WorkDir)
+	}
+	st, _ := states.LoadOrStore(dir, &dirState{})
+	return &Shell{ws: ws, opts: opts, dir: dir, st: st.(*dirState)}
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// WorkDir returns the host directory the workspace is materialized in.
+func (s *Shell) WorkDir() string { return s.dir }
+
+// Stats returns what the last materialization of the work dir wrote.
+func (s *Shell) Stats() Stats {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.stats
+}
+
+// Exec runs req.Command with /bin/sh -c in the materialized workspace and
+// pulls the command's changes back. A command that fails or times out is
+// not an error (see ExitCode and TimedOut); errors are an empty command or
+// bad environment (fs.ErrInvalid), bubblewrap missing
+// (errors.ErrUnsupported), ctx done, and failures to sync. When an error
+// happens after the command ran, whatever it pulled stays and the next run
+// rematerializes the work dir from scratch.
+func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provider.ExecResult, err error) {
+	start := time.Now()
+	var checkpoint string
+	defer func() {
+		res.Duration = time.Since(start)
+		err = errors.Join(err, s.record(ctx, req, res, err, checkpoint))
+	}()
+	if strings.TrimSpace(req.Command) == "" || strings.ContainsRune(req.Command, 0) {
+		return res, fmt.Errorf("exec: %w: empty command or NUL byte", fs.ErrInvalid)
+	}
+	bwrap, err := exec.LookPath(s.opts.Bwrap)
+	if err != nil {
+		return res, fmt.Errorf("exec: bubblewrap (Debian package bubblewrap) not found: %w: %w", errors.ErrUnsupported, err)
+	}
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	done := false
+	defer func() {
+		if !done {
+			st.man = nil
+		}
+	}()
+	host, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return res, fmt.Errorf("exec: open work dir: %w", err)
+	}
+	defer host.Close()
+	if err := s.materialize(ctx, host); err != nil {
+		return res, fmt.Errorf("exec: %w", err)
+	}
+
+	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req,
+		timeout: cmpOr(req.Timeout, s.opts.Timeout), max: cmpOr(req.MaxOutput, s.opts.MaxOutput)}
+	out, err := r.start(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.ExitCode, res.Stdout, res.Stderr, res.TimedOut = out.exitCode, out.stdout, out.stderr, out.timedOut
+
+	ignore := newMatcher(s.opts.Ignore)
+	sc := &scanner{ctx: ctx, dir: s.dir, host: host, man: st.man, ignore: ignore}
+	changes, special, err := sc.scan()
+	if err != nil {
+		return res, fmt.Errorf("exec: %w", err)
+	}
+	if len(changes) > 0 && s.opts.AutoCheckpoint {
+		if checkpoint, err = s.ws.AutoCheckpoint(ctx, checkpointLabel(req.Command)); err != nil {
+			return res, fmt.Errorf("exec: checkpoint before pulling changes: %w", err)
+		}
+	}
+	p := &puller{ctx: ctx, ws: s.ws, host: host, man: st.man, readOnly: s.opts.ReadOnly,
+		resolve: s.opts.OnConflict, pending: st.pending}
+	res.Changed, res.Dropped, err = p.pull(changes)
+	for _, sp := range special {
+		res.Dropped = append(res.Dropped, provider.Change{Path: sp, Op: opCreated, Reason: reasonSpecial})
+		p.leave(sp)
+	}
+	if err != nil {
+		return res, fmt.Errorf("exec: %w", err)
+	}
+	if len(changes)+len(special) > 0 {
+		if err := s.advance(ctx); err != nil {
+			return res, fmt.Errorf("exec: %w", err)
+		}
+	}
+	if err := s.writeToken(); err != nil {
+		return res, err
+	}
+	done = true
+	return res, nil
+}
+
+// checkpointLabel labels the automatic checkpoint of a run.
+func checkpointLabel(command string) string {
+	const max = 200
+	label := "exec: " + strings.ToValidUTF8(command, "?")
+	if len(label) > max {
+		label = strings.ToValidUTF8(label[:max], "") + "…"
+	}
+	return label
+}
+
+// materialize brings the work dir up to the workspace's current state.
+func (s *Shell) materialize(ctx context.Context, host *os.Root) error {
+	st := s.st
+	root, err := s.ws.Root(ctx)
+	if err != nil {
+		return fmt.Errorf("materialize: %w", err)
+	}
+	m := &materializer{ctx: ctx, snap: s.ws.AtRoot(root), host: host, man: st.man,
+		ignore: newMatcher(s.opts.Ignore), stats: &Stats{}}
+	if st.man == nil || st.wsID != s.ws.ID() {
+		st.man, st.pending, st.wsID = manifest{}, map[string]bool{}, s.ws.ID()
+		m.man, m.stats.Full = st.man, true
+		err = m.sync(nil, nil)
+	} else {
+		err = m.sync(s.ws.AtRoot(st.synced), st.pending)
+	}
+	st.stats = *m.stats
+	if err != nil {
+		return err
+	}
+	st.synced = root
+	clear(st.pending)
+	return nil
+}
+
+// advance moves the mirrored root past a pull: the paths that changed in
+// the workspace since the work dir was materialized (pulled, or written
+// directly while the command ran) become pending, and the new root is the
+// base of the next diff. Pulled paths cost the next sync one Lstat each.
+func (s *Shell) advance(ctx context.Context) error {
+	st := s.st
+	root, err := s.ws.Root(ctx)
+	if err != nil {
+		return err
+	}
+	changes, err := vfs.Diff(ctx, s.ws.AtRoot(st.synced), s.ws.AtRoot(root), vfs.DiffOptions{})
+	if err != nil {
+		return err
+	}
+	addChanges(st.pending, changes)
+	st.synced = root
+	return nil
+}
+
+// stateDir holds the lock, the token and the sandbox's /etc files.
+func (s *Shell) stateDir() string { return s.dir + ".state" }
+
+// lock creates the work and state directories if needed and takes the
+// work dir's lock file (flock), waiting for another process's run. It
+// drops the in-memory manifest when another process used the dir since.
+func (s *Shell) lock() (unlock func(), err error) {
+	if s.opts.WorkDir == filepath.Join(os.TempDir(), "forkspace-sandbox", s.ws.ID()) {
+		base := filepath.Dir(s.dir)
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			return nil, fmt.Errorf("exec: create work dir: %w", err)
+		}
+		if err := os.Chmod(base, 0o700); err != nil {
+			return nil, fmt.Errorf("exec: create work dir: %w", err)
+		}
+	}
+	for _, d := range []string{s.dir, s.stateDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("exec: create work dir: %w", err)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(s.stateDir(), "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("exec: lock work dir: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("exec: lock work dir: %w", err)
+	}
+	unlock = func() { f.Close() }
+	token, err := os.ReadFile(filepath.Join(s.stateDir(), "token"))
+	if err != nil || string(token) != s.st.token {
+		s.st.man = nil
+	}
+	if err := writeEtc(s.stateDir()); err != nil {
+		unlock()
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	return unlock, nil
+}
+
+// writeToken marks the work dir as last synced by this process.
+func (s *Shell) writeToken() error {
+	token := randomName()
+	if err := os.WriteFile(filepath.Join(s.stateDir(), "token"), []byte(token), 0o600); err != nil {
+		return fmt.Errorf("exec: write state: %w", err)
+	}
+	s.st.token = token
+	return nil
+}
+
+// record appends the run to the audit log, if one is configured.
+func (s *Shell) record(ctx context.Context, req provider.ExecRequest, res provider.ExecResult, err error, checkpoint string) error {
+	if s.opts.Audit == nil {
+		return nil
+	}
+	digest, derr := audit.Digest(req)
+	if derr != nil {
+		return derr
+	}
+	a := audit.ActorFrom(ctx)
+	e := audit.Entry{WorkspaceID: s.ws.ID(), Actor: a.Name, Session: a.Session, Tool: "exec",
+		ArgsDigest: digest, Duration: res.Duration, Checkpoint: checkpoint}
+	switch {
+	case err != nil:
+		e.Error = err.Error()
+	case res.TimedOut:
+		e.Error = "timed out"
+	case res.ExitCode != 0:
+		e.Error = fmt.Sprintf("exit status %d", res.ExitCode)
+	}
+	for _, c := range res.Changed {
+		e.Changed = append(e.Changed, c.Path)
+	}
+	return s.opts.Audit.Record(context.WithoutCancel(ctx), e)
+}
