@@ -186,6 +186,7 @@ func (f *FS) abandon(batch []*commitReq, err error) {
 	f.mu.RLock()
 	f.wov = f.ov.Clone()
 	f.mu.RUnlock()
+	f.gen.Add(1) // handles may have loaded state that never became durable
 	f.wmu.Unlock()
 	for _, req := range batch {
 		req.err = err
