@@ -9,8 +9,11 @@
 // with setuid/setgid/sticky, modification and access times (nanoseconds;
 // tar archives are written in PAX format so they keep them), symbolic link
 // targets verbatim, hard links (host inodes by device and inode number,
-// workspace inodes by vfs.Attr.Ino, tar TypeLink entries) and empty
-// directories. Owners are recorded on import; export to a directory sets
+// workspace inodes by vfs.Attr.Ino, tar TypeLink entries), empty
+// directories, and extended attributes of files and directories (tar
+// carries them as SCHILY.xattr PAX records; only the user.* namespace is
+// read from or written to the host, since others need privilege or grant
+// it, like security.capability). Owners are recorded on import; export to a directory sets
 // them only when the process runs as root, best effort. Workspaces cannot
 // set the times or owner of a symbolic link itself (vfs follows the link),
 // so those two attributes of links are not carried into a workspace.

@@ -35,6 +35,9 @@ type entry struct {
 	atime  time.Time // zero when unknown
 	size   int64     // regular files
 	target string    // symlink target, or hard-link target name
+	// xattrs are the extended attributes of a file or directory (nil
+	// when none; links carry none).
+	xattrs map[string][]byte
 }
 
 // source produces a tree's entries in pre-order (a directory before its

@@ -134,6 +134,9 @@ func (s *hostSink) file(pfd int, base string, e *entry, body io.Reader) error {
 	if _, err := io.CopyBuffer(fileWriter{f}, body, s.buf); err != nil {
 		return errors.Join(err, f.Close())
 	}
+	if err := setHostXattrs(fd, e); err != nil {
+		return errors.Join(err, f.Close())
+	}
 	if s.owner {
 		_ = f.Chown(e.uid, e.gid) // best effort
 	}
@@ -195,6 +198,9 @@ func (s *hostSink) dirAttrs(e *entry) error {
 		return err
 	}
 	defer unix.Close(fd)
+	if err := setHostXattrs(fd, e); err != nil {
+		return err
+	}
 	if s.owner {
 		_ = unix.Fchown(fd, e.uid, e.gid)
 	}

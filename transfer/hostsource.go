@@ -90,15 +90,20 @@ func (s *hostSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.
 			}
 			seen[key] = name
 		}
-		switch e.kind {
-		case kindSymlink:
+		if e.kind == kindSymlink {
 			if e.target, err = os.Readlink(p); err != nil {
 				return err
 			}
-		case kindFile:
-			if bodies {
-				return s.file(p, e, fn)
-			}
+			return fn(e, nil)
+		}
+		if !bodies {
+			return fn(e, nil)
+		}
+		if e.xattrs, err = hostXattrs(p); err != nil {
+			return err
+		}
+		if e.kind == kindFile {
+			return s.file(p, e, fn)
 		}
 		return fn(e, nil)
 	})

@@ -22,6 +22,10 @@ var _ source = (*tarSource)(nil)
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
+// xattrPrefix starts the PAX records that carry extended attributes (the
+// convention of GNU tar, bsdtar and star).
+const xattrPrefix = "SCHILY.xattr."
+
 func (s *tarSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) error {
 	br := bufio.NewReader(s.r)
 	var r io.Reader = br
@@ -86,6 +90,14 @@ func tarEntry(h *tar.Header) (*entry, error) {
 	e := &entry{
 		name: name, mode: modeBits(h.FileInfo().Mode()), uid: h.Uid, gid: h.Gid,
 		mtime: h.ModTime, atime: h.AccessTime, size: h.Size,
+	}
+	for k, v := range h.PAXRecords {
+		if name, ok := strings.CutPrefix(k, xattrPrefix); ok && name != "" {
+			if e.xattrs == nil {
+				e.xattrs = make(map[string][]byte)
+			}
+			e.xattrs[name] = []byte(v)
+		}
 	}
 	switch h.Typeflag {
 	case tar.TypeReg:
@@ -155,6 +167,12 @@ func (s *tarSink) put(_ context.Context, e *entry, body io.Reader) error {
 	h := &tar.Header{
 		Name: e.name, Mode: int64(unixMode(e.mode)), Uid: e.uid, Gid: e.gid,
 		ModTime: e.mtime, AccessTime: e.atime, Format: tar.FormatPAX,
+	}
+	for name, v := range e.xattrs {
+		if h.PAXRecords == nil {
+			h.PAXRecords = make(map[string]string, len(e.xattrs))
+		}
+		h.PAXRecords[xattrPrefix+name] = string(v)
 	}
 	switch e.kind {
 	case kindDir:

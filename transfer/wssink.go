@@ -179,9 +179,14 @@ func (s *wsSink) file(ctx context.Context, p string, e *entry, body io.Reader) e
 	return f.Close()
 }
 
-// attrs sets the owner and times of p (a file or directory; a workspace
-// cannot set them on a symbolic link itself).
+// attrs sets the extended attributes, owner and times of p (a file or
+// directory; a workspace cannot set them on a symbolic link itself).
 func (s *wsSink) attrs(ctx context.Context, p string, e *entry) error {
+	for name, v := range e.xattrs {
+		if err := s.fs.Setxattr(ctx, p, name, v); err != nil {
+			return err
+		}
+	}
 	if e.uid != 0 || e.gid != 0 {
 		if err := s.fs.Chown(ctx, p, e.uid, e.gid); err != nil {
 			return err

@@ -64,7 +64,13 @@ func (s *wsSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.Re
 	if !fi.IsDir() {
 		return s.emit(ctx, path.Base(s.root), s.root, fi, seen, bodies, fn)
 	}
-	if err := fn(s.entry(".", fi), nil); err != nil {
+	e := s.entry(".", fi)
+	if bodies {
+		if e.xattrs, err = wsXattrs(ctx, s.fs, s.root); err != nil {
+			return err
+		}
+	}
+	if err := fn(e, nil); err != nil {
 		return err
 	}
 	return s.dir(ctx, s.root, ".", seen, bodies, fn)
@@ -103,19 +109,42 @@ func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, see
 		}
 		seen[a.Ino] = name
 	}
-	switch e.kind {
-	case kindSymlink:
+	if e.kind == kindSymlink {
 		t, err := s.fs.Readlink(ctx, p)
 		if err != nil {
 			return err
 		}
 		e.target = t
-	case kindFile:
-		if bodies {
-			return s.file(ctx, p, e, fn)
-		}
+		return fn(e, nil)
+	}
+	if !bodies {
+		return fn(e, nil)
+	}
+	var err error
+	if e.xattrs, err = wsXattrs(ctx, s.fs, p); err != nil {
+		return err
+	}
+	if e.kind == kindFile {
+		return s.file(ctx, p, e, fn)
 	}
 	return fn(e, nil)
+}
+
+// wsXattrs reads the extended attributes of p (a file or directory).
+func wsXattrs(ctx context.Context, f *vfs.FS, p string) (map[string][]byte, error) {
+	names, err := f.Listxattr(ctx, p)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(names))
+	for _, name := range names {
+		v, err := f.Getxattr(ctx, p, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
 }
 
 func (s *wsSource) file(ctx context.Context, p string, e *entry, fn func(*entry, io.Reader) error) error {
