@@ -106,10 +106,6 @@ func (a *app) live(ctx context.Context, op string) (*forkspace.Workspace, error)
 	return st.Workspace(ctx, ws)
 }
 
-// wsPath cleans a workspace path given on the command line ("/a/b" or
-// "a/b").
-func wsPath(p string) (string, error) { return vfs.CleanPath(p) }
-
 // args wraps a positional-argument check so its failures are usage errors.
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, a []string) error {

@@ -36,7 +36,7 @@ func catCmd(a *app) *cobra.Command {
 
 // copyOut streams workspace file arg to w.
 func copyOut(ctx context.Context, f *vfs.FS, arg string, w io.Writer) error {
-	p, err := wsPath(arg)
+	p, err := vfs.CleanPath(arg)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func getCmd(a *app) *cobra.Command {
 // getFile writes workspace file arg to local atomically (a temporary file
 // renamed into place), with the file's permission bits.
 func getFile(ctx context.Context, f *vfs.FS, arg, local string) (err error) {
-	p, err := wsPath(arg)
+	p, err := vfs.CleanPath(arg)
 	if err != nil {
 		return err
 	}

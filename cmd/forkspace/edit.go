@@ -6,6 +6,8 @@ import (
 	"path"
 
 	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace/vfs"
 )
 
 func rmCmd(a *app) *cobra.Command {
@@ -21,7 +23,7 @@ func rmCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, arg := range argv {
-				p, err := wsPath(arg)
+				p, err := vfs.CleanPath(arg)
 				if err != nil {
 					return err
 				}
@@ -54,7 +56,7 @@ func mkdirCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, arg := range argv {
-				p, err := wsPath(arg)
+				p, err := vfs.CleanPath(arg)
 				if err != nil {
 					return err
 				}
@@ -85,11 +87,11 @@ func mvCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			src, err := wsPath(argv[0])
+			src, err := vfs.CleanPath(argv[0])
 			if err != nil {
 				return err
 			}
-			dst, err := wsPath(argv[1])
+			dst, err := vfs.CleanPath(argv[1])
 			if err != nil {
 				return err
 			}

@@ -30,7 +30,7 @@ func lsCmd(a *app) *cobra.Command {
 }
 
 func (a *app) ls(ctx context.Context, arg string, long bool) error {
-	p, err := wsPath(arg)
+	p, err := vfs.CleanPath(arg)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func statCmd(a *app) *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			p, err := wsPath(argv[0])
+			p, err := vfs.CleanPath(argv[0])
 			if err != nil {
 				return err
 			}

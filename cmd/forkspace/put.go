@@ -57,7 +57,7 @@ func putCmd(a *app) *cobra.Command {
 
 // putTarget resolves DEST: into a directory, LOCAL's base name is used.
 func putTarget(ctx context.Context, f *vfs.FS, local, dest string) (string, error) {
-	p, err := wsPath(dest)
+	p, err := vfs.CleanPath(dest)
 	if err != nil {
 		return "", err
 	}

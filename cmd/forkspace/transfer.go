@@ -58,7 +58,7 @@ func importCmd(a *app) *cobra.Command {
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			dst, err := wsPath(to)
+			dst, err := vfs.CleanPath(to)
 			if err != nil {
 				return err
 			}
@@ -94,7 +94,7 @@ func exportCmd(a *app) *cobra.Command {
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			src, err := wsPath(from)
+			src, err := vfs.CleanPath(from)
 			if err != nil {
 				return err
 			}
