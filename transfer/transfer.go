@@ -8,7 +8,8 @@ import (
 )
 
 // ImportDir copies the host directory srcDir (following a link only if
-// srcDir itself is one) into directory dstPath of dst, created if missing.
+// srcDir itself is one) into directory dstPath of dst, created if missing;
+// dstPath takes srcDir's mode, owner, times and extended attributes.
 // See the package documentation for what is preserved and how existing
 // entries are treated. Errors are *fs.PathError where a path is at fault;
 // a failed import may leave the entries written before the failure.
@@ -26,7 +27,8 @@ func ImportDir(ctx context.Context, dst *vfs.FS, dstPath, srcDir string, opts Op
 }
 
 // ImportTar extracts the tar stream r (plain or gzip, detected by its
-// magic number) into directory dstPath of dst, created if missing. Entries
+// magic number) into directory dstPath of dst, created if missing; a "./"
+// entry gives dstPath its attributes. Entries
 // with absolute names, ".." elements, or hard links to anything but an
 // earlier entry are rejected with an error wrapping fs.ErrInvalid, as is
 // an entry that would be written through a symbolic link; nothing outside
