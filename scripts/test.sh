@@ -28,6 +28,8 @@ if ! command -v go >/dev/null 2>&1; then
 	exit 1
 fi
 need gcc # go test -race needs cgo
+# sandbox: bubblewrap confines exec (its tests fail without it).
+need bwrap bubblewrap
 
 echo "== gofmt"
 unformatted=$(gofmt -l .)
