@@ -105,7 +105,7 @@ func (p *Plan) Execute(ctx context.Context) (Counts, error) {
 func deleteBlobs(ctx context.Context, d Deps, o Options, hs []cas.Hash, sizes map[cas.Hash]int64) (n, bytes int64, err error) {
 	o.progress("delete blobs", 0, int64(len(hs)))
 	err = inBatches(hs, func(batch []cas.Hash) error {
-		for _, h := range batch {
+		for i, h := range batch {
 			size, ok := sizes[h]
 			if !ok {
 				if bi, err := d.Blobs.Stat(ctx, h); err == nil {
@@ -117,6 +117,9 @@ func deleteBlobs(ctx context.Context, d Deps, o Options, hs []cas.Hash, sizes ma
 			}
 			n++
 			bytes += size
+			if i%64 == 63 {
+				o.progress("delete blobs", n, int64(len(hs)))
+			}
 		}
 		o.progress("delete blobs", n, int64(len(hs)))
 		return d.Meta.Update(ctx, func(tx meta.Tx) error { return tx.Uncondemn(batch) })
