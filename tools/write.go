@@ -8,7 +8,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/aymanbagabas/go-udiff"
+	"github.com/forkspace/forkspace/internal/textdiff"
 )
 
 type writeIn struct {
@@ -111,7 +111,7 @@ func editTool(ctx context.Context, c *call, in editIn) (string, error) {
 		return "", c.fail(ctx, p, err)
 	}
 	c.changes(p)
-	return fmt.Sprintf("edited %s (%d edits)\n%s", p, len(in.Edits), udiff.Unified("a/"+p, "b/"+p, old, text)), nil
+	return fmt.Sprintf("edited %s (%d edits)\n%s", p, len(in.Edits), textdiff.Unified("a/"+p, "b/"+p, old, text)), nil
 }
 
 // applyEdits applies edits in order to text; each old text must occur

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/aymanbagabas/go-udiff"
+	"github.com/forkspace/forkspace/internal/textdiff"
 
 	"github.com/forkspace/forkspace/kv"
 )
@@ -342,7 +342,7 @@ func (d *differ) unified(ctx context.Context, c *Change) error {
 	if c.Op == Renamed {
 		oldLabel = "a/" + c.OldPath
 	}
-	c.Unified = udiff.Unified(oldLabel, newLabel, string(oldText), string(newText))
+	c.Unified = textdiff.Unified(oldLabel, newLabel, string(oldText), string(newText))
 	return nil
 }
 
