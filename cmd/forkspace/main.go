@@ -67,6 +67,7 @@ func newRoot(a *app) *cobra.Command {
 		initCmd(a), workspaceCmd(a),
 		lsCmd(a), statCmd(a), catCmd(a), putCmd(a), getCmd(a), rmCmd(a), mvCmd(a), mkdirCmd(a),
 		checkpointCmd(a), checkpointsCmd(a), restoreCmd(a), diffCmd(a),
+		gcCmd(a), fsckCmd(a), dfCmd(a),
 		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a),
 	)
 	return root

@@ -128,6 +128,8 @@ func wsInfoCmd(a *app) *cobra.Command {
 			}
 			fmt.Fprintf(tw, "entries:\t%d\n", i.Entries)
 			fmt.Fprintf(tw, "size:\t%s (%d bytes)\n", size(i.Bytes), i.Bytes)
+			fmt.Fprintf(tw, "exclusive:\t%s (stored bytes only it reaches)\n", size(i.ExclusiveBytes))
+			fmt.Fprintf(tw, "shared:\t%s (stored bytes others reach too)\n", size(i.SharedBytes))
 			fmt.Fprintf(tw, "quota:\t%s\n", quotaString(i.Quota))
 			fmt.Fprintf(tw, "checkpoints:\t%d\n", i.Checkpoints)
 			fmt.Fprintf(tw, "created:\t%s\n", when(i.CreatedAt))
