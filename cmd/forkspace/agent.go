@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/mcpserver"
+	"github.com/forkspace/forkspace/meta/sqlitemeta"
+	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/provider/localprovider"
+	"github.com/forkspace/forkspace/sandbox"
+	"github.com/forkspace/forkspace/tools"
+)
+
+// agentFlags are the tool options shared by mcp and serve.
+type agentFlags struct {
+	readOnly       bool
+	autoCheckpoint bool
+}
+
+// agent opens the store (creating it if needed) and wires the MCP server:
+// the local provider over the store with exec in the bubblewrap sandbox, a
+// session manager persisting refs in the store's database, and the tools
+// recording to the audit log.
+func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *provider.Manager, error) {
+	if a.st != nil {
+		return nil, nil, fmt.Errorf("open store: already open")
+	}
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if err := os.MkdirAll(a.storeDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("open store: %w", err)
+	}
+	db, err := sqlitemeta.Open(ctx, filepath.Join(a.storeDir, "meta.db"), sqlitemeta.Options{Logger: log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store %s: %w", a.storeDir, err)
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Logger: log})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	a.st = st
+	var reg provider.Registry
+	// exec runs in the bubblewrap sandbox; the tools record it in the
+	// audit log (with its changed paths), so the shell itself does not.
+	shell := func(_ context.Context, w *forkspace.Workspace) (provider.Shell, error) {
+		return sandbox.New(w, sandbox.Options{}), nil
+	}
+	if err := reg.Register(localprovider.New(st, localprovider.Options{Logger: log, Shell: shell})); err != nil {
+		return nil, nil, err
+	}
+	m := provider.NewManager(provider.ManagerOptions{Registry: &reg, Refs: provider.MetaRefs(db), Logger: log})
+	srv := mcpserver.New(mcpserver.Options{
+		Manager: m,
+		Config:  func(name string) provider.Config { return localprovider.Config{Workspace: name} },
+		Tools:   tools.Options{ReadOnly: f.readOnly, AutoCheckpoint: f.autoCheckpoint, Recorder: st.AuditLog()},
+		Logger:  log,
+	})
+	return srv, m, nil
+}

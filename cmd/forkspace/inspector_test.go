@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// inspector is the MCP Inspector release this test was verified with.
+const inspector = "@modelcontextprotocol/inspector@0.17.2"
+
+// TestMCPInspector lists and calls the tools with an MCP client this
+// project did not write: the MCP Inspector's CLI mode, from npm. In CI
+// (CI=true) a missing npx fails the test; elsewhere the test is skipped.
+func TestMCPInspector(t *testing.T) {
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("npx not found: CI must install node and npm (scripts/test.sh does)")
+		}
+		t.Skip("npx not found; install node and npm to run the MCP Inspector")
+	}
+	c := newCLI(t)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(npx, append([]string{"-y", inspector, "--cli", binary, "--store=" + c.store, "mcp", "--workspace=insp"}, args...)...)
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "npm_config_update_notifier=false")
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			t.Fatalf("inspector %v: %v\n%s\n%s", args, err, out, stderr)
+		}
+		return string(out)
+	}
+	var list struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			InputSchema map[string]any `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(run("--method", "tools/list")), &list); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range list.Tools {
+		names[tl.Name] = true
+		if tl.InputSchema["type"] != "object" {
+			t.Errorf("%s: input schema %v", tl.Name, tl.InputSchema)
+		}
+	}
+	for _, want := range []string{"read", "write", "edit", "grep", "checkpoint", "restore", "diff", "fork", "exec"} {
+		if !names[want] {
+			t.Errorf("inspector does not see tool %s", want)
+		}
+	}
+	run("--method", "tools/call", "--tool-name", "write", "--tool-arg", "path=notes.md", "--tool-arg", "content=from the inspector")
+	out := run("--method", "tools/call", "--tool-name", "read", "--tool-arg", "path=notes.md")
+	if !strings.Contains(out, `from the inspector`) {
+		t.Errorf("read through the inspector: %s", out)
+	}
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+func mcpCmd(a *app) *cobra.Command {
+	var f agentFlags
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the workspace tools to an MCP client over stdio",
+		Long: "Run a Model Context Protocol server on stdin/stdout whose tools (read, write, edit, ls, glob, grep,\n" +
+			"stat, rm, mkdir, mv, exec, checkpoint, restore, diff, fork) act on the workspace -w names. The\n" +
+			"workspace is created if missing; without -w each session gets a workspace of its own. The store\n" +
+			"is created if needed. Logs go to stderr.",
+		Example: "  forkspace mcp --workspace agent-1\n" +
+			"  claude mcp add forkspace -- forkspace --store ~/.forkspace mcp -w agent-1",
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			ws := ""
+			if a.state != "" {
+				var cp string
+				var err error
+				if ws, cp, err = a.target(); err != nil {
+					return err
+				}
+				if cp != "" {
+					return usage("mcp works in a live workspace; use -w %s", ws)
+				}
+			}
+			srv, m, err := a.agent(c.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer m.Close(c.Context())
+			t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+			return srv.Serve(c.Context(), t, ws)
+		},
+	}
+	agentFlagSet(c, &f)
+	return c
+}
+
+// agentFlagSet adds the tool options to c.
+func agentFlagSet(c *cobra.Command, f *agentFlags) {
+	c.Flags().BoolVar(&f.readOnly, "read-only", false, "expose only the tools that do not change the workspace")
+	c.Flags().BoolVar(&f.autoCheckpoint, "auto-checkpoint", false, "checkpoint before every mutating tool call, so each can be rewound")
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpCall calls a tool and returns its text and error flag.
+func mcpCall(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: protocol error %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		b.WriteString(c.(*mcp.TextContent).Text)
+	}
+	return b.String(), res.IsError
+}
+
+// mcpStdio starts "forkspace mcp" on store for workspace and connects the
+// SDK's client to it over stdio.
+func mcpStdio(t testing.TB, store, workspace string, extra ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--store", store, "mcp", "-w", workspace}, extra...)...)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// TestMCPStdio drives the real binary through the MCP protocol with a
+// scripted agent session: write code and its test, run the test with exec
+// (in the bubblewrap sandbox), checkpoint, break the code, see the test
+// fail, diff, restore, see it pass again. go test -v prints the
+// transcript.
+func TestMCPStdio(t *testing.T) {
+	c := newCLI(t)
+	cs := mcpStdio(t, c.store, "agent-1", "--auto-checkpoint")
+	const (
+		calc = "add() { echo $(($1 + $2)); }\n"
+		test = ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ] && echo PASS || { echo FAIL: add 2 3 = $(add 2 3); exit 1; }\n"
+	)
+	steps := []struct {
+		tool  string
+		args  map[string]any
+		want  string
+		isErr bool
+	}{
+		{"write", map[string]any{"path": "calc.sh", "content": calc}, "created calc.sh", false},
+		{"write", map[string]any{"path": "calc_test.sh", "content": test}, "created calc_test.sh", false},
+		{"exec", map[string]any{"command": "sh calc_test.sh"}, "exit code 0", false},
+		{"checkpoint", map[string]any{"label": "green"}, `(label "green")`, false},
+		{"edit", map[string]any{"path": "calc.sh", "edits": []map[string]any{{"old_text": "$1 + $2", "new_text": "$1 - $2"}}}, "-add() { echo $(($1 + $2)); }\n+add() { echo $(($1 - $2)); }", false},
+		{"exec", map[string]any{"command": "sh calc_test.sh"}, "FAIL: add 2 3 = -1", false},
+		{"grep", map[string]any{"pattern": `\$1 - \$2`}, "calc.sh:1:add() { echo $(($1 - $2)); }", false},
+		{"diff", map[string]any{"from": "green"}, "modified calc.sh", false},
+		{"restore", map[string]any{"checkpoint": "green"}, "restored", false},
+		{"exec", map[string]any{"command": "sh calc_test.sh"}, "PASS", false},
+		{"read", map[string]any{"path": "calc.sh"}, "$1 + $2", false},
+		{"read", map[string]any{"path": "/../etc/passwd"}, "escapes the workspace", true},
+		{"exec", map[string]any{"command": "cat /etc/shadow; ls /root"}, "exit code", false},
+	}
+	for _, s := range steps {
+		text, isErr := mcpCall(t, cs, s.tool, s.args)
+		t.Logf("→ %s %v\n← %s", s.tool, s.args, text)
+		if isErr != s.isErr || !strings.Contains(text, s.want) {
+			t.Errorf("%s %v = %q (error %v), want %q (error %v)", s.tool, s.args, text, isErr, s.want, s.isErr)
+		}
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	// The work is in the store, and the calls are in the audit log.
+	if got := c.ok(nil, "-w", "agent-1", "cat", "calc.sh"); got != "add() { echo $(($1 + $2)); }\n" {
+		t.Errorf("after the session: %q", got)
+	}
+	if got := c.ok(nil, "log", "-w", "agent-1"); !strings.Contains(got, "exec") || !strings.Contains(got, "edit") {
+		t.Errorf("audit log:\n%s", got)
+	}
+}
+
+// TestServeHTTP runs "forkspace serve" and talks to it with the SDK's
+// streamable HTTP client.
+func TestServeHTTP(t *testing.T) {
+	c := newCLI(t)
+	url, stop := serve(t, c.store)
+	defer stop()
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "?workspace=web"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := mcpCall(t, cs, "write", map[string]any{"path": "index.html", "content": "<h1>hi</h1>\n"}); isErr {
+		t.Fatal(text)
+	}
+	if text, _ := mcpCall(t, cs, "ls", map[string]any{}); text != "index.html (12 bytes)" {
+		t.Errorf("ls = %q", text)
+	}
+	cs.Close()
+	stop()
+	if got := c.ok(nil, "-w", "web", "cat", "index.html"); got != "<h1>hi</h1>\n" {
+		t.Errorf("after serve: %q", got)
+	}
+}
+
+// serve starts "forkspace serve" on a free port and returns the /mcp URL
+// and a function that stops it (idempotent).
+func serve(t testing.TB, store string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(binary, "--store", store, "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var url string
+	for lines.Scan() {
+		if _, after, ok := strings.Cut(lines.Text(), "serving MCP at "); ok {
+			url = after
+			break
+		}
+	}
+	if url == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("serve did not report its address")
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve exited: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Error("serve did not stop on SIGTERM")
+		}
+	}
+	return url, stop
+}

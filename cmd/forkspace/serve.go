@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func serveCmd(a *app) *cobra.Command {
+	var (
+		f    agentFlags
+		addr string
+	)
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the workspace tools over MCP streamable HTTP",
+		Long: "Serve the Model Context Protocol over streamable HTTP at /mcp (and a health check at /healthz).\n" +
+			"Each MCP session works in one workspace: the one named by ?workspace=NAME on the endpoint URL\n" +
+			"(created if missing), or one created for the session. The store is created if needed.",
+		Example: "  forkspace serve\n" +
+			"  forkspace serve --addr 127.0.0.1:7777   # then connect to http://127.0.0.1:7777/mcp?workspace=agent-1",
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			srv, m, err := a.agent(ctx, f)
+			if err != nil {
+				return err
+			}
+			defer m.Close(context.WithoutCancel(ctx))
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", srv.Handler())
+			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("serve: %w", err)
+			}
+			fmt.Fprintf(a.stderr, "forkspace: serving MCP at http://%s/mcp\n", ln.Addr())
+			hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+			done := make(chan error, 1)
+			go func() { done <- hs.Serve(ln) }()
+			select {
+			case err = <-done:
+			case <-ctx.Done():
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+				defer cancel()
+				if hs.Shutdown(sctx) != nil {
+					hs.Close()
+				}
+				err = <-done
+			}
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			return err
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:7777", "address to listen on")
+	agentFlagSet(c, &f)
+	return c
+}

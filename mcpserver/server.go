@@ -1,0 +1,197 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/tools"
+)
+
+// WorkspaceHeader carries the workspace an HTTP session works in; the
+// handler sets it from the ?workspace= query parameter.
+const WorkspaceHeader = "X-Forkspace-Workspace"
+
+// declName is the name of the one workspace an MCP session declares.
+const declName = "workspace"
+
+// Options configure a Server. Manager and Config are required.
+type Options struct {
+	// Manager opens, caches and closes the sessions' workspaces.
+	Manager *provider.Manager
+	// Config returns the provider configuration of a workspace name; ""
+	// asks for a workspace created for the session.
+	Config func(workspace string) provider.Config
+	// Capabilities the tools declare (nil: whatever the provider builds).
+	Capabilities *provider.Capabilities
+	// Tools configures the tool set (read-only profile, audit…).
+	Tools   tools.Options
+	Logger  *slog.Logger
+	Version string
+}
+
+// Server is an MCP server over a tool set. It is safe for concurrent use
+// by many sessions.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	mcp  *mcp.Server
+	set  *tools.Set
+
+	mu       sync.Mutex
+	bindings map[*mcp.ServerSession]*binding
+}
+
+// binding is the workspace of one MCP session.
+type binding struct {
+	session provider.Session
+	target  tools.Target
+}
+
+// New returns a Server. It panics if Manager or Config is nil.
+func New(opts Options) *Server {
+	if opts.Manager == nil || opts.Config == nil {
+		panic("mcpserver.New: Manager and Config are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger.With("component", "mcpserver"),
+		set:      tools.New(opts.Tools),
+		bindings: map[*mcp.ServerSession]*binding{},
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "forkspace", Version: opts.Version}, &mcp.ServerOptions{
+		Logger: s.log,
+		Instructions: "Tools over one forkspace workspace: a durable file tree you can checkpoint, restore, diff and fork. " +
+			"Paths are relative to the workspace root. Take a checkpoint before risky changes.",
+	})
+	for _, tl := range s.set.Tools() {
+		s.mcp.AddTool(&mcp.Tool{
+			Name:        tl.Name,
+			Description: tl.Description,
+			InputSchema: tl.InputSchema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: tl.ReadOnly, DestructiveHint: boolPtr(!tl.ReadOnly), OpenWorldHint: boolPtr(false)},
+		}, s.handler(tl))
+	}
+	return s
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// handler adapts a tool to the MCP SDK: failures become isError results.
+func (s *Server) handler(tl *tools.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b, err := s.bind(req)
+		var res tools.Result
+		if err != nil {
+			res = tools.Result{Text: err.Error(), IsError: true}
+		} else {
+			actor := audit.Actor{Name: "mcp", Session: b.session.ID}
+			if ci := req.Session.InitializeParams(); ci != nil && ci.ClientInfo != nil && ci.ClientInfo.Name != "" {
+				actor.Name = "mcp:" + ci.ClientInfo.Name
+			}
+			res = tl.Call(audit.WithActor(ctx, actor), b.target, req.Params.Arguments)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}, nil
+	}
+}
+
+// bind returns the binding of the request's session, creating it from the
+// workspace header (HTTP sessions are bound on their first tool call).
+func (s *Server) bind(req *mcp.CallToolRequest) (*binding, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.bindings[req.Session]; ok {
+		return b, nil
+	}
+	id := req.Session.ID()
+	if id == "" {
+		return nil, errors.New("this MCP session has no workspace")
+	}
+	var name string
+	if req.Extra != nil && req.Extra.Header != nil {
+		name = req.Extra.Header.Get(WorkspaceHeader)
+	}
+	b := s.newBinding(provider.Session{ID: "mcp-" + id}, name)
+	s.bindings[req.Session] = b
+	go func(ss *mcp.ServerSession) {
+		ss.Wait()
+		s.unbind(ss)
+	}(req.Session)
+	return b, nil
+}
+
+func (s *Server) newBinding(sess provider.Session, workspace string) *binding {
+	d := provider.Declaration{Name: declName, Config: s.opts.Config(workspace), Capabilities: s.opts.Capabilities}
+	return &binding{session: sess, target: tools.Session(s.opts.Manager, sess, d)}
+}
+
+// unbind ends a session's binding and closes its provider session.
+func (s *Server) unbind(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	b, ok := s.bindings[ss]
+	delete(s.bindings, ss)
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	if err := s.opts.Manager.CloseSession(context.Background(), b.session.ID); err != nil {
+		s.log.Warn("close session", "session", b.session.ID, "err", err)
+	}
+}
+
+// Serve runs one MCP session over t (for example &mcp.StdioTransport{})
+// working in workspace ("" for one created for the session) until the
+// client disconnects or ctx ends; then it closes the session's workspace.
+func (s *Server) Serve(ctx context.Context, t mcp.Transport, workspace string) error {
+	var raw [8]byte
+	rand.Read(raw[:])
+	sess := provider.Session{ID: "mcp-stdio-" + hex.EncodeToString(raw[:])}
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("serve mcp: %w", err)
+	}
+	s.mu.Lock()
+	s.bindings[ss] = s.newBinding(sess, workspace)
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		ss.Close()
+		err = <-done
+	}
+	s.unbind(ss)
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Handler returns the streamable HTTP handler of the server; mount it at
+// /mcp. Clients choose their workspace with ?workspace=NAME on the
+// endpoint URL.
+func (s *Server) Handler() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{Logger: s.log})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ws := r.URL.Query().Get("workspace"); ws != "" {
+			r.Header.Set(WorkspaceHeader, ws)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
