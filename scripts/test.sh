@@ -30,6 +30,9 @@ fi
 need gcc # go test -race needs cgo
 # sandbox: bubblewrap confines exec (its tests fail without it).
 need bwrap bubblewrap
+# cmd/forkspace: the MCP Inspector (an MCP client from npm) checks the
+# server; with CI=true its test fails when npx is missing.
+need npx npm
 
 echo "== gofmt"
 unformatted=$(gofmt -l .)
