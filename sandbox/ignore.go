@@ -17,14 +17,21 @@ var DefaultIgnore = []string{".cache", "**/node_modules/.cache", "**/__pycache__
 // matches.
 type matcher struct {
 	anchored []string
-	anywhere [][]string // split patterns that follow "**/"
+	// anywhere are the patterns that followed "**/", with how many path
+	// segments each spans.
+	anywhere []suffixPattern
+}
+
+type suffixPattern struct {
+	pattern  string
+	segments int
 }
 
 func newMatcher(patterns []string) *matcher {
 	m := &matcher{}
 	for _, p := range patterns {
 		if rest, ok := strings.CutPrefix(p, "**/"); ok {
-			m.anywhere = append(m.anywhere, strings.Split(rest, "/"))
+			m.anywhere = append(m.anywhere, suffixPattern{rest, strings.Count(rest, "/") + 1})
 		} else {
 			m.anchored = append(m.anchored, strings.Trim(p, "/"))
 		}
@@ -40,19 +47,27 @@ func (m *matcher) self(p string) bool {
 			return true
 		}
 	}
-	if len(m.anywhere) == 0 {
-		return false
-	}
-	segs := strings.Split(p, "/")
 	for _, pat := range m.anywhere {
-		if len(pat) > len(segs) {
-			continue
-		}
-		if ok, _ := path.Match(strings.Join(pat, "/"), strings.Join(segs[len(segs)-len(pat):], "/")); ok {
-			return true
+		if tail, ok := lastSegments(p, pat.segments); ok {
+			if ok, _ := path.Match(pat.pattern, tail); ok {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// lastSegments returns the last n slash-separated segments of p (false if
+// p has fewer).
+func lastSegments(p string, n int) (string, bool) {
+	i := len(p)
+	for ; n > 0; n-- {
+		if i < 0 {
+			return "", false
+		}
+		i = strings.LastIndexByte(p[:i], '/')
+	}
+	return p[i+1:], true
 }
 
 // match reports whether p or one of its ancestors matches.

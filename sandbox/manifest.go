@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -62,6 +64,9 @@ type entry struct {
 
 	wsIno   uint64
 	wsCtime int64
+
+	// seen is the number of the last scan that found the path.
+	seen uint64
 }
 
 // manifest maps work-dir paths (io/fs style, "." the root) to entries.
@@ -90,22 +95,58 @@ const permBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 // forkspace, possibly root).
 func hostPerm(m fs.FileMode) fs.FileMode { return m & (fs.ModePerm | fs.ModeSticky) }
 
-// setHost records the host state fi of the entry, observed at now.
-func (e *entry) setHost(fi fs.FileInfo, now time.Time) {
-	e.kind, e.perm, e.size, e.mtime = kindOf(fi.Mode()), fi.Mode()&permBits, fi.Size(), fi.ModTime().UnixNano()
+// hostStat is the part of a host lstat the manifest keeps.
+type hostStat struct {
+	mode               fs.FileMode
+	size, mtime, ctime int64
+	ino                uint64
+}
+
+// statOf converts an os.Lstat result.
+func statOf(fi fs.FileInfo) hostStat {
+	h := hostStat{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.hostIno, e.hostCtime = st.Ino, st.Ctim.Nano()
+		h.ino, h.ctime = st.Ino, st.Ctim.Nano()
 	}
+	return h
+}
+
+// statFrom converts a raw stat.
+func statFrom(st *unix.Stat_t) hostStat {
+	m := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	default:
+		m |= fs.ModeIrregular
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return hostStat{mode: m, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
+}
+
+// setHost records the host state h of the entry, observed at now.
+func (e *entry) setHost(h hostStat, now time.Time) {
+	e.kind, e.perm, e.size, e.mtime = kindOf(h.mode), h.mode&permBits, h.size, h.mtime
+	e.hostIno, e.hostCtime = h.ino, h.ctime
 	e.racy = e.hostCtime > now.Add(-racyWindow).UnixNano()
 }
 
-// sameHost reports whether fi shows the host path unchanged since e was
+// sameHost reports whether h shows the host path unchanged since e was
 // recorded, without reading it (never for racy entries).
-func (e *entry) sameHost(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && !e.racy && kindOf(fi.Mode()) == e.kind && fi.Mode()&permBits == e.perm &&
-		fi.Size() == e.size && fi.ModTime().UnixNano() == e.mtime &&
-		st.Ino == e.hostIno && st.Ctim.Nano() == e.hostCtime
+func (e *entry) sameHost(h hostStat) bool {
+	return !e.racy && kindOf(h.mode) == e.kind && h.mode&permBits == e.perm && h.size == e.size &&
+		h.mtime == e.mtime && h.ino == e.hostIno && h.ctime == e.hostCtime
 }
 
 // setWorkspace records the workspace identity of the state e mirrors.

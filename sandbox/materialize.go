@@ -152,7 +152,7 @@ func (m *materializer) path(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("materialize %s: %w", p, err)
 	}
-	e.setHost(hfi, time.Now())
+	e.setHost(statOf(hfi), time.Now())
 	e.setWorkspace(fi)
 	m.man[p] = e
 	return fi, nil

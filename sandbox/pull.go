@@ -138,7 +138,7 @@ func (p *puller) apply(c hostChange) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	exists, k := err == nil, kindOf(c.fi.Mode())
+	exists, k := err == nil, kindOf(c.st.mode)
 	if exists && kindOf(live.Mode()) != k {
 		if err := p.ws.RemoveAll(p.ctx, c.path); err != nil {
 			return err
@@ -151,7 +151,7 @@ func (p *puller) apply(c hostChange) error {
 		}
 	}
 	e := &entry{}
-	perm := c.fi.Mode() & permBits
+	perm := c.st.mode & permBits
 	switch k {
 	case kindDir:
 		if !exists {
@@ -169,7 +169,7 @@ func (p *puller) apply(c hostChange) error {
 		if err := p.ws.Chmod(p.ctx, c.path, perm); err != nil {
 			return err
 		}
-		if err := p.ws.Chtimes(p.ctx, c.path, time.Time{}, c.fi.ModTime()); err != nil {
+		if err := p.ws.Chtimes(p.ctx, c.path, time.Time{}, time.Unix(0, c.st.mtime)); err != nil {
 			return err
 		}
 	case kindSymlink:
@@ -192,7 +192,7 @@ func (p *puller) apply(c hostChange) error {
 	// The host keeps the file the command wrote, with its stat as scanned
 	// (a file changed again after the scan is re-read next time: its stat
 	// no longer matches).
-	e.setHost(c.fi, time.Now())
+	e.setHost(c.st, time.Now())
 	if k == kindFile && c.hashed && c.hash != e.hash {
 		e.racy = true
 	}

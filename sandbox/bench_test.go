@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/provider"
+)
+
+// benchFiles is the workspace size of the round-trip benchmarks.
+const benchFiles = 10_000
+
+// benchShell returns a Shell over a workspace of benchFiles small files in
+// 100 directories, materialized once (warm-up).
+func benchShell(b *testing.B) (*Shell, *forkspace.Workspace) {
+	b.Helper()
+	needBwrap(b)
+	_, ws := newWorkspace(b)
+	ctx := context.Background()
+	for d := range 100 {
+		if err := ws.Mkdir(ctx, fmt.Sprint("d", d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range benchFiles {
+		if err := ws.WriteFile(ctx, fmt.Sprintf("d%d/f%d.txt", i%100, i), []byte(fmt.Sprint("file ", i, "\n")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := New(ws, Options{WorkDir: filepath.Join(b.TempDir(), "work")})
+	mustExec(b, s, "true")
+	return s, ws
+}
+
+// BenchmarkExecRoundTrip is Exec("true") on a 10k-file workspace: with one
+// file changed directly before each run (materialize one file, run, scan,
+// pull nothing) and with nothing changed. Compare with BenchmarkTrue and
+// BenchmarkBwrapTrue: the difference is the sandbox's overhead.
+func BenchmarkExecRoundTrip(b *testing.B) {
+	s, ws := benchShell(b)
+	ctx := context.Background()
+	b.Run("one-change", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			if err := ws.WriteFile(ctx, "d7/f7.txt", []byte(fmt.Sprint("v", i)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if res := mustExec(b, s, "true"); res.ExitCode != 0 || s.Stats().Written != 1 {
+				b.Fatalf("exit %d, stats %+v", res.ExitCode, s.Stats())
+			}
+		}
+	})
+	b.Run("no-change", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			mustExec(b, s, "true")
+		}
+	})
+	b.Run("command-changes-one-file", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if res := mustExec(b, s, "date +%N > d9/f9.txt"); len(res.Changed) != 1 {
+				b.Fatalf("changed %v", res.Changed)
+			}
+		}
+	})
+}
+
+// BenchmarkSyncPhases times the host-side phases of a run on the 10k-file
+// workspace without starting a sandbox: materializing one changed file and
+// scanning the work dir.
+func BenchmarkSyncPhases(b *testing.B) {
+	s, ws := benchShell(b)
+	ctx := context.Background()
+	host, err := os.OpenRoot(s.WorkDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer host.Close()
+	b.Run("materialize-one-change", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			ws.WriteFile(ctx, "d7/f7.txt", []byte(fmt.Sprint("v", i)), 0o644)
+			if err := s.materialize(ctx, host); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		sc := &scanner{ctx: ctx, dir: s.WorkDir(), host: host, man: s.st.man, ignore: newMatcher(s.opts.Ignore)}
+		for b.Loop() {
+			if changes, _, err := sc.scan(); err != nil || len(changes) != 0 {
+				b.Fatal(changes, err)
+			}
+		}
+	})
+}
+
+// BenchmarkBwrapTrue starts "true" in the sandbox alone (no sync).
+func BenchmarkBwrapTrue(b *testing.B) {
+	needBwrap(b)
+	bwrap, _ := exec.LookPath("bwrap")
+	dir := b.TempDir()
+	if err := writeEtc(dir); err != nil {
+		b.Fatal(err)
+	}
+	for _, network := range []bool{false, true} {
+		b.Run(fmt.Sprint("network=", network), func(b *testing.B) {
+			r := &run{bwrap: bwrap, workDir: dir, etcDir: dir, timeout: DefaultTimeout, max: DefaultMaxOutput,
+				req: provider.ExecRequest{Command: "true", Network: network}}
+			for b.Loop() {
+				if out, err := r.start(context.Background()); err != nil || out.exitCode != 0 {
+					b.Fatal(out, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTrue runs /bin/sh -c true directly: the command's own cost.
+func BenchmarkTrue(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("/bin/sh", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
