@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 	re2 "github.com/wasilibs/go-re2"
@@ -58,14 +59,21 @@ func (l literal) find(data []byte) []int {
 }
 
 // regex matches an RE2 expression, after a literal prefilter: a file that
-// does not contain the expression's required literal is not searched.
+// does not contain the expression's required literal is not searched. A
+// case-insensitive literal (ASCII only) is looked for in an ASCII-lowered
+// copy of the file; a file with non-ASCII bytes is always searched, since
+// Unicode folding has more cases (K and the Kelvin sign).
 type regex struct {
 	re      *re2.Regexp
 	require []byte
+	fold    bool
 }
 
+// lowerBufs recycles the buffers of case-insensitive prefiltering.
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 func (r regex) find(data []byte) []int {
-	if r.require != nil && !bytes.Contains(data, r.require) {
+	if r.require != nil && !r.mayMatch(data) {
 		return nil
 	}
 	idx := r.re.FindAllIndex(data, -1)
@@ -74,6 +82,26 @@ func (r regex) find(data []byte) []int {
 		out[i] = m[0]
 	}
 	return out
+}
+
+// mayMatch runs the prefilter.
+func (r regex) mayMatch(data []byte) bool {
+	if !r.fold {
+		return bytes.Contains(data, r.require)
+	}
+	bp := lowerBufs.Get().(*[]byte)
+	defer lowerBufs.Put(bp)
+	lower := append((*bp)[:0], data...)
+	*bp = lower
+	for i, c := range lower {
+		switch {
+		case c >= utf8.RuneSelf:
+			return true
+		case 'A' <= c && c <= 'Z':
+			lower[i] = c + 'a' - 'A'
+		}
+	}
+	return bytes.Contains(lower, r.require)
 }
 
 // newMatcher compiles the pattern of in.
@@ -102,41 +130,50 @@ func newMatcher(in grepIn) (matcher, error) {
 	if err != nil {
 		return nil, argError("invalid regular expression %q: %v; use literal=true to search for the text as is", in.Pattern, err)
 	}
-	return regex{re: re, require: requiredLiteral(flags + expr)}, nil
+	lit, fold := requiredLiteral(flags + expr)
+	return regex{re: re, require: lit, fold: fold}, nil
 }
 
-// requiredLiteral returns the longest case-sensitive literal every match
-// of expr must contain (nil if none is known).
-func requiredLiteral(expr string) []byte {
+// requiredLiteral returns the longest literal every match of expr must
+// contain (nil if none is known of at least two bytes), and whether it
+// matches case-insensitively (then it is returned in ASCII lower case, and
+// only if it is all ASCII).
+func requiredLiteral(expr string) ([]byte, bool) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	re = re.Simplify()
-	var subs []*syntax.Regexp
-	switch re.Op {
-	case syntax.OpLiteral:
-		subs = []*syntax.Regexp{re}
-	case syntax.OpConcat:
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
 		subs = re.Sub
 	}
-	var best []rune
+	var best *syntax.Regexp
 	for _, s := range subs {
-		if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 && len(s.Rune) > len(best) {
-			best = s.Rune
+		if s.Op == syntax.OpLiteral && (best == nil || len(s.Rune) > len(best.Rune)) {
+			best = s
 		}
 	}
-	if len(best) < 2 {
-		return nil
+	if best == nil || len(best.Rune) < 2 {
+		return nil, false
 	}
-	return []byte(string(best))
+	lit := string(best.Rune)
+	if best.Flags&syntax.FoldCase == 0 {
+		return []byte(lit), false
+	}
+	for _, c := range lit {
+		if c >= utf8.RuneSelf {
+			return nil, false
+		}
+	}
+	return []byte(strings.ToLower(lit)), true
 }
 
 // grepFile is the outcome of searching one file.
 type grepFile struct {
 	lines   []grepLine
 	matches int
-	more    bool // matching lines past the limit were left out
+	more    bool   // matching lines past the limit were left out
 	skipped string // "binary" or "large" when not searched
 }
 

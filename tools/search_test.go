@@ -79,6 +79,22 @@ func TestGrep(t *testing.T) {
 	e.fails("grep", M{"pattern": "x", "glob": "[x"}, "invalid glob")
 }
 
+// TestGrepFoldPrefilter: the case-insensitive prefilter never hides a
+// match, including Unicode folds (the Kelvin sign folds to k).
+func TestGrepFoldPrefilter(t *testing.T) {
+	e := newEnv(t, tools.Options{})
+	e.put("a.txt", "the KEY is here\n")
+	e.put("b.txt", "the \u212aey is here\n")
+	e.put("c.txt", "no match\n")
+	got := e.ok("grep", M{"pattern": "key is", "ignore_case": true})
+	if got != "a.txt:1:the KEY is here\nb.txt:1:the \u212aey is here" {
+		t.Errorf("grep = %q", got)
+	}
+	if got := e.ok("grep", M{"pattern": `k\w+ is`, "ignore_case": true}); !strings.Contains(got, "b.txt:1") {
+		t.Errorf("regex grep = %q", got)
+	}
+}
+
 // TestGrepHugeOutput: many matches come back capped, long lines cut.
 func TestGrepHugeOutput(t *testing.T) {
 	e := newEnv(t, tools.Options{})

@@ -111,7 +111,8 @@ func editTool(ctx context.Context, c *call, in editIn) (string, error) {
 		return "", c.fail(ctx, p, err)
 	}
 	c.changes(p)
-	return fmt.Sprintf("edited %s (%d edits)\n%s", p, len(in.Edits), textdiff.Unified("a/"+p, "b/"+p, old, text)), nil
+	diff := strings.TrimSuffix(textdiff.Unified("a/"+p, "b/"+p, old, text), "\n")
+	return fmt.Sprintf("edited %s (%d edits)\n%s", p, len(in.Edits), diff), nil
 }
 
 // applyEdits applies edits in order to text; each old text must occur
