@@ -45,6 +45,9 @@ func Run(t *testing.T, open Opener) {
 		{"Closed", testClosed},
 		{"CloseDuringUpdates", testCloseDuringUpdates},
 		{"Audit", testAudit},
+		{"Touch", testTouch},
+		{"Intents", testIntents},
+		{"Condemn", testCondemn},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
