@@ -88,23 +88,52 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	return out, err
 }
 
-// readDir lists directory ino in name order.
+// readDir lists directory ino in name order. Entries carry the name and
+// type; Info reads the attributes when called.
 func (t *txn) readDir(ctx context.Context, ino uint64) ([]fs.DirEntry, error) {
 	var out []fs.DirEntry
+	infoCtx := context.WithoutCancel(ctx) // Info may be called later
 	start, end := inoRange(ino, kindDirent)
 	err := t.view.Scan(ctx, start, end, func(k, v []byte) error {
 		d, err := decodeDirent(v)
 		if err != nil {
 			return err
 		}
-		fi := &fileInfo{name: string(k[10:]), ino: d.ino}
-		if fi.a, err = t.attr(ctx, d.ino); err != nil {
-			return fmt.Errorf("read entry %q: %w", fi.name, err)
-		}
-		out = append(out, fi)
+		out = append(out, &dirEntry{fsys: t.f, ctx: infoCtx, name: string(k[10:]), ino: d.ino, typ: d.typ})
 		return nil
 	})
 	return out, err
+}
+
+// dirEntry is an fs.DirEntry whose Info reads the inode's attributes at
+// the time of the call (io/fs allows either time); an entry removed since
+// the listing is fs.ErrNotExist.
+type dirEntry struct {
+	fsys *FS
+	ctx  context.Context
+	name string
+	ino  uint64
+	typ  fileType
+}
+
+var _ fs.DirEntry = (*dirEntry)(nil)
+
+func (e *dirEntry) Name() string      { return e.name }
+func (e *dirEntry) IsDir() bool       { return e.typ == typeDir }
+func (e *dirEntry) Type() fs.FileMode { return e.typ.mode() }
+func (e *dirEntry) String() string    { return fs.FormatDirEntry(e) }
+
+func (e *dirEntry) Info() (fs.FileInfo, error) {
+	fi := &fileInfo{name: e.name, ino: e.ino}
+	err := e.fsys.read("stat", e.name, func(t *txn) error {
+		var err error
+		fi.a, err = t.attr(e.ctx, e.ino)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fi, nil
 }
 
 // Remove removes file, symbolic link (not its target) or empty directory

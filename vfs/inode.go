@@ -178,26 +178,21 @@ type Attr struct {
 	Ctime time.Time
 }
 
-// fileInfo implements fs.FileInfo and fs.DirEntry over an inode.
+// fileInfo implements fs.FileInfo over an inode.
 type fileInfo struct {
 	name string
 	ino  uint64
 	a    attr
 }
 
-var (
-	_ fs.FileInfo = (*fileInfo)(nil)
-	_ fs.DirEntry = (*fileInfo)(nil)
-)
+var _ fs.FileInfo = (*fileInfo)(nil)
 
-func (fi *fileInfo) Name() string               { return fi.name }
-func (fi *fileInfo) Size() int64                { return fi.a.size }
-func (fi *fileInfo) Mode() fs.FileMode          { return fi.a.fileMode() }
-func (fi *fileInfo) ModTime() time.Time         { return time.Unix(0, fi.a.mtime) }
-func (fi *fileInfo) IsDir() bool                { return fi.a.typ == typeDir }
-func (fi *fileInfo) Type() fs.FileMode          { return fi.a.typ.mode() }
-func (fi *fileInfo) Info() (fs.FileInfo, error) { return fi, nil }
-func (fi *fileInfo) String() string             { return fs.FormatFileInfo(fi) }
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.a.size }
+func (fi *fileInfo) Mode() fs.FileMode  { return fi.a.fileMode() }
+func (fi *fileInfo) ModTime() time.Time { return time.Unix(0, fi.a.mtime) }
+func (fi *fileInfo) IsDir() bool        { return fi.a.typ == typeDir }
+func (fi *fileInfo) String() string     { return fs.FormatFileInfo(fi) }
 
 // Sys returns an *Attr.
 func (fi *fileInfo) Sys() any {

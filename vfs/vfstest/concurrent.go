@@ -14,7 +14,7 @@ import (
 // the structural invariants.
 func testConcurrent(t *testing.T, f *vfs.FS) {
 	ctx := context.Background()
-	const writers, rounds = 4, 20
+	const writers, rounds = 4, 12
 	var wg sync.WaitGroup
 	errs := make(chan error, writers+3)
 	for w := range writers {
