@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"path"
@@ -91,17 +92,47 @@ func (r regex) mayMatch(data []byte) bool {
 	}
 	bp := lowerBufs.Get().(*[]byte)
 	defer lowerBufs.Put(bp)
-	lower := append((*bp)[:0], data...)
-	*bp = lower
-	for i, c := range lower {
-		switch {
-		case c >= utf8.RuneSelf:
-			return true
-		case 'A' <= c && c <= 'Z':
-			lower[i] = c + 'a' - 'A'
-		}
+	if cap(*bp) < len(data) {
+		*bp = make([]byte, len(data))
+	}
+	lower := (*bp)[:len(data)]
+	if !asciiLower(lower, data) {
+		return true
 	}
 	return bytes.Contains(lower, r.require)
+}
+
+// asciiLower writes src with ASCII letters lowered into dst (of the same
+// length), eight bytes at a time. It reports false, leaving dst partly
+// written, if src holds a non-ASCII byte.
+func asciiLower(dst, src []byte) bool {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		if w&high != 0 {
+			return false
+		}
+		// Per byte: high bit set if byte >= 'A', and if byte > 'Z'.
+		ge := w + (0x80-'A')*ones
+		gt := w + (0x80-'Z'-1)*ones
+		upper := ge &^ gt & high
+		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2)
+	}
+	for ; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		dst[i] = c
+	}
+	return true
 }
 
 // newMatcher compiles the pattern of in.

@@ -110,3 +110,22 @@ func TestGrepHugeOutput(t *testing.T) {
 		t.Errorf("long line not cut: %d bytes", len(lines[0]))
 	}
 }
+
+func FuzzASCIILower(f *testing.F) {
+	for _, s := range []string{"", "Hello, World! @[`{", "ABCDEFGHIJKLMNOPQRSTUVWXYZ abc", "caf\u00e9 KEY", "\x7f\x00Z@["} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := tools.ASCIILower(s)
+		ascii := true
+		for i := 0; i < len(s); i++ {
+			ascii = ascii && s[i] < 0x80
+		}
+		if ok != ascii {
+			t.Fatalf("ASCIILower(%q) ok = %v, want %v", s, ok, ascii)
+		}
+		if ok && got != strings.ToLower(s) {
+			t.Fatalf("ASCIILower(%q) = %q, want %q", s, got, strings.ToLower(s))
+		}
+	})
+}
