@@ -36,9 +36,13 @@
 //
 // # Pull
 //
-// After the command the work dir is walked and compared with the manifest
-// (a stat per path; content hashed only when the stat moved or was taken
-// within a clock tick of a write). Created, modified and deleted files,
+// After the command the paths it changed are compared with the manifest:
+// inotify watches on every work-dir directory name them (a directory that
+// appeared is read whole), so the cost follows the change, not the
+// workspace. When the watcher cannot tell (queue overflow, watch limit,
+// first run) the whole work dir is walked in parallel, a stat per path.
+// Content is hashed only when the stat moved or was taken within a clock
+// tick of a write. Created, modified and deleted files,
 // directories and symbolic links, permission bits and file mtimes are
 // applied to the workspace, deletions first, then parents before
 // children. Host paths are read through os.Root with O_NOFOLLOW and

@@ -26,6 +26,7 @@ type materializer struct {
 	host   *os.Root
 	man    manifest
 	ignore *matcher
+	watch  *watcher // nil: none; directories new to the manifest get a watch
 	stats  *Stats
 }
 
@@ -184,6 +185,9 @@ func (m *materializer) dir(p string, fi fs.FileInfo, old *entry) error {
 			m.stats.Dirs++
 		} else if !errors.Is(err, fs.ErrExist) {
 			return err
+		}
+		if m.watch != nil {
+			m.watch.add(p)
 		}
 		return m.host.Chmod(p, perm) // past the umask
 	}

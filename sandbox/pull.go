@@ -139,6 +139,9 @@ func (p *puller) apply(c hostChange) error {
 		return err
 	}
 	exists, k := err == nil, kindOf(c.st.mode)
+	if old := p.man[c.path]; old != nil && old.kind == kindDir && k != kindDir {
+		p.man.drop(c.path) // what the directory held is gone with it
+	}
 	if exists && kindOf(live.Mode()) != k {
 		if err := p.ws.RemoveAll(p.ctx, c.path); err != nil {
 			return err

@@ -24,6 +24,12 @@ var names = []string{"a", "b", "d", "d/a", "d/b", "d/e", "d/e/a", "x/y"}
 // must first show that the work dir equalled the workspace (nothing
 // written directly was missed by the incremental sync).
 func TestPropertySync(t *testing.T) {
+	for _, mode := range []string{"watch", "walk"} {
+		t.Run(mode, func(t *testing.T) { testPropertySync(t, mode == "walk") })
+	}
+}
+
+func testPropertySync(t *testing.T, walkOnly bool) {
 	needBwrap(t)
 	st, _ := newWorkspace(t)
 	ctx := context.Background()
@@ -35,6 +41,7 @@ func TestPropertySync(t *testing.T) {
 			rt.Fatal(err)
 		}
 		s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
+		s.st.walkOnly = walkOnly
 		name := rapid.SampledFrom(names)
 		content := rapid.SampledFrom([]string{"", "x", "y", "xy", strings.Repeat("z", 20000)})
 		for range rapid.IntRange(1, 3).Draw(rt, "steps") {

@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"runtime"
@@ -35,6 +37,9 @@ type hostChange struct {
 	// hash is set when the scan read a file to compare it.
 	hash   cas.Hash
 	hashed bool
+	// wasDir marks a directory replaced by another type: it stands for
+	// the deletion of everything it held.
+	wasDir bool
 }
 
 // scanner compares the work dir with the manifest after a command. It
@@ -46,11 +51,13 @@ type scanner struct {
 	host   *os.Root
 	man    manifest
 	ignore *matcher
-	gen    uint64 // this scan's number, stored in the entries it finds
+	watch  *watcher // nil: no watches to add
+	gen    uint64   // this scan's number, stored in the entries it finds
 
 	mu      sync.Mutex
 	changes []hostChange
 	special []string
+	walked  map[string]bool // directories read whole
 	err     error
 }
 
@@ -66,10 +73,7 @@ var scans struct {
 // was racy are re-stamped in the manifest once their content proved
 // unchanged.
 func (s *scanner) scan() ([]hostChange, []string, error) {
-	scans.Lock()
-	scans.n++
-	s.gen = scans.n
-	scans.Unlock()
+	s.nextGen()
 	if root := s.man["."]; root != nil {
 		root.seen = s.gen
 	}
@@ -80,17 +84,129 @@ func (s *scanner) scan() ([]hostChange, []string, error) {
 	if s.err != nil {
 		return nil, nil, fmt.Errorf("scan work dir: %w", s.err)
 	}
-	for p, e := range s.man {
-		if e.seen == s.gen || p == "." {
+	s.unseen()
+	return s.sorted()
+}
+
+// scanEvents is scan restricted to the paths a watcher reported: each is
+// compared with the manifest, directories that appeared are walked whole,
+// and a vanished path is deleted (topmost only).
+func (s *scanner) scanEvents(ev events) ([]hostChange, []string, error) {
+	s.nextGen()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	deleted := map[string]bool{}
+	for _, p := range slices.Sorted(maps.Keys(ev.paths)) {
+		if p == "." || s.ignore.match(p) {
 			continue
 		}
-		if parent := s.man[path.Dir(p)]; parent != nil && parent.seen == s.gen && parent.kind == kindDir {
+		var st unix.Stat_t
+		err := unix.Lstat(s.dir+"/"+p, &st)
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			if _, ok := s.man[p]; ok {
+				deleted[p] = true
+			}
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("scan work dir: %w", &fs.PathError{Op: "lstat", Path: p, Err: err})
+		}
+		h := statFrom(&st)
+		if err := s.visit(p, h, ev.subtrees[p], &wg, sem); err != nil {
+			return nil, nil, fmt.Errorf("scan work dir: %w", err)
+		}
+	}
+	wg.Wait()
+	if s.err != nil {
+		return nil, nil, fmt.Errorf("scan work dir: %w", s.err)
+	}
+	for p := range deleted {
+		if !deleted[path.Dir(p)] {
 			s.changes = append(s.changes, hostChange{path: p, op: opDeleted})
 		}
 	}
-	slices.SortFunc(s.changes, func(a, b hostChange) int { return strings.Compare(a.path, b.path) })
+	if len(s.walked) > 0 {
+		s.unseen()
+	}
+	return s.sorted()
+}
+
+// unseen reports as deleted the manifest entries of directories the scan
+// read whole that it did not find.
+func (s *scanner) unseen() {
+	for p, e := range s.man {
+		if p != "." && e.seen != s.gen && s.walked[path.Dir(p)] {
+			s.changes = append(s.changes, hostChange{path: p, op: opDeleted})
+		}
+	}
+}
+
+// sorted returns the collected changes sorted by path (one per path,
+// without deletions beneath a directory replaced by another type) and the
+// special files.
+func (s *scanner) sorted() ([]hostChange, []string, error) {
+	slices.SortStableFunc(s.changes, func(a, b hostChange) int { return strings.Compare(a.path, b.path) })
+	s.changes = slices.CompactFunc(s.changes, func(a, b hostChange) bool { return a.path == b.path })
+	replaced := map[string]bool{}
+	for _, c := range s.changes {
+		if c.wasDir {
+			replaced[c.path] = true
+		}
+	}
+	if len(replaced) > 0 {
+		s.changes = slices.DeleteFunc(s.changes, func(c hostChange) bool {
+			if c.op != opDeleted {
+				return false
+			}
+			for p := path.Dir(c.path); p != "."; p = path.Dir(p) {
+				if replaced[p] {
+					return true
+				}
+			}
+			return false
+		})
+	}
 	slices.Sort(s.special)
+	s.special = slices.Compact(s.special)
 	return s.changes, s.special, nil
+}
+
+// nextGen numbers this scan.
+func (s *scanner) nextGen() {
+	s.walked = map[string]bool{}
+	scans.Lock()
+	scans.n++
+	s.gen = scans.n
+	scans.Unlock()
+}
+
+// visit compares host path p (stat h) with the manifest and, for a
+// directory that is new, changed type or must be walked, walks it.
+func (s *scanner) visit(p string, h hostStat, walk bool, wg *sync.WaitGroup, sem chan struct{}) error {
+	old := s.man[p]
+	if old != nil {
+		old.seen = s.gen
+	}
+	k := kindOf(h.mode)
+	if k == kindOther {
+		s.mu.Lock()
+		s.special = append(s.special, p)
+		s.mu.Unlock()
+		return nil
+	}
+	c, err := s.compare(p, h)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", p, err)
+	}
+	if c != nil {
+		s.mu.Lock()
+		s.changes = append(s.changes, *c)
+		s.mu.Unlock()
+	}
+	if k == kindDir && (walk || old == nil || old.kind != kindDir) {
+		s.descend(p, wg, sem)
+	}
+	return nil
 }
 
 // walk compares the entries of directory rel, descending into
@@ -119,12 +235,16 @@ func (s *scanner) walkDir(rel string, wg *sync.WaitGroup, sem chan struct{}) err
 	}
 	d := os.NewFile(uintptr(fd), abs)
 	defer d.Close()
+	if s.watch != nil {
+		s.watch.add(rel)
+	}
+	s.mu.Lock()
+	s.walked[rel] = true
+	s.mu.Unlock()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return &fs.PathError{Op: "readdir", Path: rel, Err: err}
 	}
-	var changes []hostChange
-	var special []string
 	for _, name := range names {
 		p := name
 		if rel != "." {
@@ -137,44 +257,26 @@ func (s *scanner) walkDir(rel string, wg *sync.WaitGroup, sem chan struct{}) err
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return &fs.PathError{Op: "lstat", Path: p, Err: err}
 		}
-		h := statFrom(&st)
-		if old := s.man[p]; old != nil {
-			old.seen = s.gen
+		if err := s.visit(p, statFrom(&st), true, wg, sem); err != nil {
+			return err
 		}
-		k := kindOf(h.mode)
-		if k == kindOther {
-			special = append(special, p)
-			continue
-		}
-		c, err := s.compare(p, h)
-		if err != nil {
-			return fmt.Errorf("scan %s: %w", p, err)
-		}
-		if c != nil {
-			changes = append(changes, *c)
-		}
-		if k == kindDir {
-			select {
-			case sem <- struct{}{}:
-				wg.Add(1)
-				go func() {
-					defer func() { <-sem; wg.Done() }()
-					s.walk(p, wg, sem)
-				}()
-			default:
-				if err := s.walkDir(p, wg, sem); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if len(changes)+len(special) > 0 {
-		s.mu.Lock()
-		s.changes = append(s.changes, changes...)
-		s.special = append(s.special, special...)
-		s.mu.Unlock()
 	}
 	return nil
+}
+
+// descend walks directory p on another goroutine while sem has room, else
+// on this one.
+func (s *scanner) descend(p string, wg *sync.WaitGroup, sem chan struct{}) {
+	select {
+	case sem <- struct{}{}:
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.walk(p, wg, sem)
+		}()
+	default:
+		s.walk(p, wg, sem)
+	}
 }
 
 // compare returns the change at rel, or nil when the host state matches
@@ -185,7 +287,7 @@ func (s *scanner) compare(rel string, h hostStat) (*hostChange, error) {
 	case old == nil:
 		return &hostChange{path: rel, op: opCreated, st: h}, nil
 	case old.kind != kindOf(h.mode):
-		return &hostChange{path: rel, op: opModified, st: h}, nil
+		return &hostChange{path: rel, op: opModified, st: h, wasDir: old.kind == kindDir}, nil
 	case old.sameHost(h):
 		return nil, nil
 	}

@@ -102,6 +102,10 @@ type dirState struct {
 	// token file; another value there means another process used the dir.
 	token string
 	stats Stats
+	// watch reports the paths commands change (nil: scans walk all).
+	watch *watcher
+	// walkOnly disables the watcher (tests of the full scan).
+	walkOnly bool
 }
 
 var states sync.Map // absolute work dir → *dirState
@@ -202,8 +206,14 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	res.ExitCode, res.Stdout, res.Stderr, res.TimedOut = out.exitCode, out.stdout, out.stderr, out.timedOut
 
 	ignore := newMatcher(s.opts.Ignore)
-	sc := &scanner{ctx: ctx, dir: s.dir, host: host, man: st.man, ignore: ignore}
-	changes, special, err := sc.scan()
+	sc := &scanner{ctx: ctx, dir: s.dir, host: host, man: st.man, ignore: ignore, watch: st.watch}
+	var changes []hostChange
+	var special []string
+	if ev, ok := st.drainEvents(); ok {
+		changes, special, err = sc.scanEvents(ev)
+	} else {
+		changes, special, err = sc.scan()
+	}
 	if err != nil {
 		return res, fmt.Errorf("exec: %w", err)
 	}
@@ -234,6 +244,15 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	return res, nil
 }
 
+// drainEvents returns the paths the command changed, when a watcher can
+// tell.
+func (st *dirState) drainEvents() (events, bool) {
+	if st.watch == nil {
+		return events{}, false
+	}
+	return st.watch.drain()
+}
+
 // checkpointLabel labels the automatic checkpoint of a run.
 func checkpointLabel(command string) string {
 	const max = 200
@@ -255,14 +274,25 @@ func (s *Shell) materialize(ctx context.Context, host *os.Root) error {
 		ignore: newMatcher(s.opts.Ignore), stats: &Stats{}}
 	if st.man == nil || st.wsID != s.ws.ID() {
 		st.man, st.pending, st.wsID = manifest{}, map[string]bool{}, s.ws.ID()
-		m.man, m.stats.Full = st.man, true
+		if st.watch != nil {
+			st.watch.close()
+		}
+		st.watch = nil
+		if !st.walkOnly {
+			st.watch, _ = newWatcher(s.dir) // without inotify, scans walk everything
+		}
+		m.man, m.watch, m.stats.Full = st.man, st.watch, true
 		err = m.sync(nil, nil)
 	} else {
+		m.watch = st.watch
 		err = m.sync(s.ws.AtRoot(st.synced), st.pending)
 	}
 	st.stats = *m.stats
 	if err != nil {
 		return err
+	}
+	if st.watch != nil {
+		st.watch.drain() // the events of the sync itself
 	}
 	st.synced = root
 	clear(st.pending)
