@@ -175,21 +175,6 @@ func split(name string) (dir, base string) {
 	return strings.TrimSuffix(dir, "/"), base
 }
 
-// unixMode converts the permission and special bits of m to Unix bits.
-func unixMode(m fs.FileMode) uint32 {
-	p := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		p |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		p |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		p |= 0o1000
-	}
-	return p
-}
-
 // modeBits keeps the bits of m an entry carries.
 func modeBits(m fs.FileMode) fs.FileMode {
 	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)

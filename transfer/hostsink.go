@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forkspace/forkspace/vfs"
 	"io"
 	"io/fs"
 	"os"
@@ -140,7 +141,7 @@ func (s *hostSink) file(pfd int, base string, e *entry, body io.Reader) error {
 	if s.owner {
 		_ = f.Chown(e.uid, e.gid) // best effort
 	}
-	if err := unix.Fchmod(fd, unixMode(e.mode)); err != nil {
+	if err := unix.Fchmod(fd, vfs.UnixMode(e.mode)); err != nil {
 		return errors.Join(err, f.Close())
 	}
 	return f.Close()
@@ -204,7 +205,7 @@ func (s *hostSink) dirAttrs(e *entry) error {
 	if s.owner {
 		_ = unix.Fchown(fd, e.uid, e.gid)
 	}
-	if err := unix.Fchmod(fd, unixMode(e.mode)); err != nil {
+	if err := unix.Fchmod(fd, vfs.UnixMode(e.mode)); err != nil {
 		return err
 	}
 	return unix.UtimesNanoAt(fd, ".", timespecs(e), 0)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forkspace/forkspace/vfs"
 	"io"
 	"io/fs"
 	"strings"
@@ -165,7 +166,7 @@ func (s *tarSink) put(_ context.Context, e *entry, body io.Reader) error {
 		return nil
 	}
 	h := &tar.Header{
-		Name: e.name, Mode: int64(unixMode(e.mode)), Uid: e.uid, Gid: e.gid,
+		Name: e.name, Mode: int64(vfs.UnixMode(e.mode)), Uid: e.uid, Gid: e.gid,
 		ModTime: e.mtime, AccessTime: e.atime, Format: tar.FormatPAX,
 	}
 	for name, v := range e.xattrs {

@@ -64,7 +64,7 @@ func (f *FS) setAttr(ctx context.Context, op, name string, change func(a *attr, 
 // Chmod sets the permission bits (and setuid, setgid, sticky) of the file
 // name refers to, following symbolic links. Other bits of mode are ignored.
 func (f *FS) Chmod(ctx context.Context, name string, mode fs.FileMode) error {
-	return f.setAttr(ctx, "chmod", name, func(a *attr, _ int64) { a.perm = unixPerm(mode) })
+	return f.setAttr(ctx, "chmod", name, func(a *attr, _ int64) { a.perm = UnixMode(mode) })
 }
 
 // Chown sets the owner and group of the file name refers to, following

@@ -26,7 +26,7 @@ func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
 		if n.exists() {
 			return fs.ErrExist
 		}
-		_, _, err = t.create(ctx, n.parent, n.name, typeDir, unixPerm(perm))
+		_, _, err = t.create(ctx, n.parent, n.name, typeDir, UnixMode(perm))
 		return err
 	})
 }
@@ -61,7 +61,7 @@ func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error 
 				}
 				continue
 			}
-			if _, _, err := t.create(ctx, n.parent, n.name, typeDir, unixPerm(perm)); err != nil {
+			if _, _, err := t.create(ctx, n.parent, n.name, typeDir, UnixMode(perm)); err != nil {
 				return err
 			}
 		}

@@ -118,7 +118,7 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 			err error
 		)
 		if flag&O_CREATE != 0 {
-			ino, a, err = t.openCreate(ctx, name, unixPerm(perm), flag&O_EXCL != 0)
+			ino, a, err = t.openCreate(ctx, name, UnixMode(perm), flag&O_EXCL != 0)
 		} else {
 			var n node
 			if n, err = t.lookupFile(ctx, name); err == nil {

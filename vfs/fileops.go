@@ -90,7 +90,7 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 		}
 	}
 	err := f.updateContent(ctx, op, name, in, func(t *txn) error {
-		ino, a, err := t.openCreate(ctx, name, unixPerm(perm), false)
+		ino, a, err := t.openCreate(ctx, name, UnixMode(perm), false)
 		if err != nil {
 			return err
 		}

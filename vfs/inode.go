@@ -149,9 +149,9 @@ func (a *attr) fileMode() fs.FileMode {
 	return m
 }
 
-// unixPerm converts the permission and special bits of an fs.FileMode to
-// Unix bits.
-func unixPerm(m fs.FileMode) uint32 {
+// UnixMode converts the permission and special bits (setuid, setgid,
+// sticky) of an fs.FileMode to Unix mode bits.
+func UnixMode(m fs.FileMode) uint32 {
 	p := uint32(m.Perm())
 	if m&fs.ModeSetuid != 0 {
 		p |= 0o4000

@@ -68,19 +68,7 @@ func typeName(m fs.FileMode) string {
 }
 
 // octal formats the permission and special bits the Unix way ("4755").
-func octal(m fs.FileMode) string {
-	p := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		p |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		p |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		p |= 0o1000
-	}
-	return fmt.Sprintf("%04o", p)
-}
+func octal(m fs.FileMode) string { return fmt.Sprintf("%04o", vfs.UnixMode(m)) }
 
 // modeString formats a mode like ls -l ("drwxr-xr-x").
 func modeString(m fs.FileMode) string {
