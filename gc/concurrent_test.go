@@ -20,6 +20,7 @@ import (
 // and that the collector is condemning. Every acknowledged write must read
 // back afterwards, and the store must check clean.
 func TestGCConcurrent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir())
 	const writers, ops = 3, 120

@@ -19,6 +19,7 @@ import (
 // a tree node. Check must report each, and reads must fail with
 // errdefs.ErrCorrupt rather than return wrong bytes.
 func TestCorruption(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openEnv(t, dir)

@@ -39,6 +39,7 @@ func TestGCCrashChild(t *testing.T) {
 // each kill the store must reopen, check clean and read back every live
 // file; a final collection must leave exactly the live data.
 func TestGCCrash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(3, 4))

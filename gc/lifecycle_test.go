@@ -15,6 +15,7 @@ import (
 // reaches, and exactly the unreachable nodes, and the survivors must read
 // back as written. At the end nothing is left.
 func TestSeedLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir())
 

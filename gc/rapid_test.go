@@ -51,6 +51,7 @@ type model struct {
 // without grace exactly the blobs and bodies of live files and exactly the
 // reachable nodes remain. At the end, with nothing live, nothing remains.
 func TestGCModel(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
 		e := openEnv(t, t.TempDir())

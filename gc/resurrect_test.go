@@ -44,6 +44,7 @@ func garbageBlob(t *testing.T, e *env, data []byte) (*forkspace.Workspace, cas.H
 // TestDedupOntoPlannedBlob: a writer stores bytes whose blob a plan has
 // listed as garbage, after the plan's snapshot. Execute must reprieve it.
 func TestDedupOntoPlannedBlob(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir())
 	data := pool[5]
@@ -71,6 +72,7 @@ func TestDedupOntoPlannedBlob(t *testing.T) {
 // TestDedupOntoDeletingBlob: a writer meets a blob in state deleting. It
 // must wait until the collector deleted it, then store it again.
 func TestDedupOntoDeletingBlob(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir())
 	data := pool[5]
