@@ -394,3 +394,32 @@ func (s *Shell) record(ctx context.Context, req provider.ExecRequest, res provid
 	}
 	return s.opts.Audit.Record(context.WithoutCancel(ctx), e)
 }
+
+// Close releases what the process keeps for the work dir (its inotify
+// watches). The work dir stays on disk for the next Shell, whose first run
+// rematerializes it. Runs in flight finish first; Close is idempotent.
+func (s *Shell) Close() error {
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.watch != nil {
+		st.watch.close()
+		st.watch = nil
+	}
+	st.man = nil
+	return nil
+}
+
+// Discard closes the Shell and removes the work dir and its state
+// directory from the host (for example when the workspace is deleted).
+func (s *Shell) Discard() error {
+	if err := s.Close(); err != nil {
+		return err
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if err := errors.Join(os.RemoveAll(s.dir), os.RemoveAll(s.stateDir())); err != nil {
+		return fmt.Errorf("discard work dir: %w", err)
+	}
+	return nil
+}

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,4 +254,27 @@ func TestConcurrentExecs(t *testing.T) {
 	}
 	mustExec(t, s, "true")
 	sameTree(t, s, ws)
+}
+
+func TestCloseAndDiscard(t *testing.T) {
+	s, ws := newShell(t, Options{})
+	writeWS(t, ws, "f", "x", 0o644)
+	mustExec(t, s, "true")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustExec(t, s, "cat f"); res.Stdout != "x" || !s.Stats().Full {
+		t.Errorf("after Close: %q, stats %+v", res.Stdout, s.Stats())
+	}
+	if err := s.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{s.WorkDir(), s.WorkDir() + ".state"} {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still exists (%v)", d, err)
+		}
+	}
+	if res := mustExec(t, s, "cat f"); res.Stdout != "x" {
+		t.Errorf("after Discard: %q", res.Stdout)
+	}
 }
