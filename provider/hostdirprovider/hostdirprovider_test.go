@@ -10,6 +10,7 @@ import (
 
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/hostdirprovider"
+	"github.com/forkspace/forkspace/provider/providertest"
 )
 
 func TestHostDir(t *testing.T) {
@@ -74,4 +75,12 @@ func TestHostDir(t *testing.T) {
 	if !errors.As(err, &fe) {
 		t.Errorf("snapshot declared: %v, want *FailedError", err)
 	}
+}
+
+func TestConformance(t *testing.T) {
+	dir := t.TempDir()
+	providertest.Run(t, providertest.Subject{
+		Provider:   hostdirprovider.New(nil),
+		PerSession: func() provider.Config { return hostdirprovider.Config{Dir: dir, PerSession: true} },
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/localprovider"
+	"github.com/forkspace/forkspace/provider/providertest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -176,4 +177,13 @@ func TestShellDeclaredButMissing(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "shell") {
 		t.Errorf("got %v, want *FailedError naming shell", err)
 	}
+}
+
+func TestConformance(t *testing.T) {
+	st, _ := openStore(t, t.TempDir())
+	defer st.Close()
+	providertest.Run(t, providertest.Subject{
+		Provider:   localprovider.New(st, localprovider.Options{Logger: quiet}),
+		PerSession: func() provider.Config { return localprovider.Config{} },
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/memprovider"
+	"github.com/forkspace/forkspace/provider/providertest"
 )
 
 func TestMemory(t *testing.T) {
@@ -55,4 +56,16 @@ func TestMemory(t *testing.T) {
 	if _, err := other.Resolve(ctx, ref); !errors.As(err, &fe) || fe.Transient {
 		t.Errorf("resolve in another store: %v, want a permanent *FailedError", err)
 	}
+}
+
+func TestConformance(t *testing.T) {
+	p, err := memprovider.New(context.Background(), memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	providertest.Run(t, providertest.Subject{
+		Provider:   p,
+		PerSession: func() provider.Config { return memprovider.Config{} },
+	})
 }
