@@ -71,6 +71,22 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 			}
 		}
 	})
+	// Without inotify the scan walks the 10k files after every command.
+	b.Run("one-change-full-scan", func(b *testing.B) {
+		s.st.walkOnly = true
+		defer func() { s.st.walkOnly = false }()
+		s.Close()
+		mustExec(b, s, "true")
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			if err := ws.WriteFile(ctx, "d7/f7.txt", []byte(fmt.Sprint("w", i)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			mustExec(b, s, "true")
+		}
+	})
 }
 
 // BenchmarkSyncPhases times the host-side phases of a run on the 10k-file
