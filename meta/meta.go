@@ -102,6 +102,9 @@ type Tx interface {
 	// DeleteStaged removes the workspace's staging rows whose Seq <= maxSeq.
 	DeleteStaged(workspaceID string, maxSeq int64) error
 
+	// StateTx copies staging deltas for fork, checkpoint and restore.
+	StateTx
+
 	// GCTx holds the methods garbage collection and its writers use.
 	GCTx
 

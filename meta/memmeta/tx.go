@@ -202,7 +202,13 @@ func (t *tx) DeleteWorkspace(id string) error {
 	}
 	delete(t.s.workspaces, id)
 	t.owned.own("checkpoints", func() { t.s.checkpoints = maps.Clone(t.s.checkpoints) })
-	maps.DeleteFunc(t.s.checkpoints, func(_ string, c meta.Checkpoint) bool { return c.WorkspaceID == id })
+	maps.DeleteFunc(t.s.checkpoints, func(cid string, c meta.Checkpoint) bool {
+		if c.WorkspaceID == id {
+			t.dropCheckpointStaging(cid)
+			return true
+		}
+		return false
+	})
 	t.owned.own("staging", func() { t.s.staging = maps.Clone(t.s.staging) })
 	delete(t.s.staging, id)
 	return nil
@@ -267,6 +273,7 @@ func (t *tx) DeleteCheckpoint(id string) error {
 		return notExist(op)
 	}
 	delete(t.s.checkpoints, id)
+	t.dropCheckpointStaging(id)
 	return nil
 }
 

@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		{"Staging", testStaging},
 		{"SessionRefs", testSessionRefs},
 		{"StagingModel", testStagingModel},
+		{"StateCopies", testStateCopies},
 		{"UpdateRollback", testUpdateRollback},
 		{"UpdatePanic", testUpdatePanic},
 		{"UpdateConcurrent", testUpdateConcurrent},

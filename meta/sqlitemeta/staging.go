@@ -80,19 +80,23 @@ func hasDuplicateKey(rows []meta.Staged) bool {
 // Staged implements meta.Tx: rows ordered by key, bytewise. An empty Value
 // reads back as nil.
 func (t *tx) Staged(workspaceID string) ([]meta.Staged, error) {
+	return t.stagedRows(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qStaged, workspaceID)
+}
+
+// stagedRows runs a query returning staging rows (key, value, deleted, seq).
+func (t *tx) stagedRows(op, query, owner string) ([]meta.Staged, error) {
 	var out []meta.Staged
-	err := t.query(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qStaged,
-		[]any{workspaceID}, func(rows *sql.Rows) error {
-			var r meta.Staged
-			if err := rows.Scan(&r.Key, &r.Value, &r.Deleted, &r.Seq); err != nil {
-				return err
-			}
-			if len(r.Value) == 0 {
-				r.Value = nil
-			}
-			out = append(out, r)
-			return nil
-		})
+	err := t.query(op, query, []any{owner}, func(rows *sql.Rows) error {
+		var r meta.Staged
+		if err := rows.Scan(&r.Key, &r.Value, &r.Deleted, &r.Seq); err != nil {
+			return err
+		}
+		if len(r.Value) == 0 {
+			r.Value = nil
+		}
+		out = append(out, r)
+		return nil
+	})
 	return out, err
 }
 
