@@ -1,14 +1,20 @@
 package gc_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/transfer"
 )
 
 // Benchmark sizes, overridable from the environment (see
@@ -22,21 +28,95 @@ func benchSize(name string, def int) int {
 	return def
 }
 
-// benchStore builds a store: a base workspace of files (one in blobEvery
-// is a 64 KiB blob, the rest 1 KiB inline bodies) in 100 directories,
-// forks that each write 10 files of their own, and checkpoints spread
-// over the forks, each after one more write.
-func benchStore(b *testing.B, files, forks, checkpoints int) *env {
+// benchCache holds the stores benchmarks build, by name, so that several
+// benchmarks (and growing fork counts) share one build. TestMain removes
+// them.
+var benchCache = struct {
+	sync.Mutex
+	dir    string
+	stores map[string]*benchState
+}{stores: map[string]*benchState{}}
+
+// benchState is what a cached store holds so far.
+type benchState struct {
+	dir               string
+	files, forks, cps int
+}
+
+// benchStore opens the cached store name, building or growing it to: a
+// base workspace of files (one in 50 is a 64 KiB blob, the rest 1 KiB
+// inline bodies) in 100 directories, imported from a tar stream; forks
+// of it that each write 10 files of their own; and checkpoints spread
+// over the forks, each after one more write. It starts collected.
+func benchStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 	b.Helper()
-	const blobEvery = 50
 	ctx := context.Background()
-	e := openEnv(b, b.TempDir())
-	base, err := e.s.Create(ctx, "base", forkspace.CreateOptions{})
+	benchCache.Lock()
+	defer benchCache.Unlock()
+	if benchCache.dir == "" {
+		d, err := os.MkdirTemp("", "gc-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchCache.dir = d
+	}
+	st := benchCache.stores[name]
+	if st == nil || st.files != files {
+		st = &benchState{dir: filepath.Join(benchCache.dir, fmt.Sprintf("%s-%d", name, files)), files: files}
+		benchCache.stores[name] = st
+		e := openEnv(b, st.dir)
+		base, err := e.s.Create(ctx, "base", forkspace.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := transfer.ImportTar(ctx, base.FS, "/", benchTar(b, files), transfer.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	e := openEnv(b, st.dir)
+	base, err := e.s.Workspace(ctx, "base")
 	if err != nil {
 		b.Fatal(err)
 	}
+	for ; st.forks < forks; st.forks++ {
+		f, err := base.Fork(ctx, fmt.Sprintf("fork%d", st.forks), forkspace.ForkOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 10 {
+			if err := f.WriteFile(ctx, fmt.Sprintf("d%d/own%d", i, i), randomBytes(uint64(1e9+st.forks*10+i), 1<<10), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for ; st.cps < checkpoints; st.cps++ {
+		w, err := e.s.Workspace(ctx, fmt.Sprintf("fork%d", st.cps%st.forks))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.WriteFile(ctx, fmt.Sprintf("d%d/cp", st.cps%100), randomBytes(uint64(2e9+st.cps), 1<<10), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Checkpoint(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := e.s.GC(ctx, forkspace.GCOptions{Grace: gc.NoGrace}); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// benchTar returns a tar stream of the base workspace's files.
+func benchTar(b *testing.B, files int) io.Reader {
+	const blobEvery = 50
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
 	for d := range 100 {
-		if err := base.Mkdir(ctx, fmt.Sprintf("d%d", d), 0o755); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: fmt.Sprintf("d%d/", d), Mode: 0o755}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -45,39 +125,31 @@ func benchStore(b *testing.B, files, forks, checkpoints int) *env {
 		if i%blobEvery == 0 {
 			size = 64 << 10
 		}
-		if err := base.WriteFile(ctx, fmt.Sprintf("d%d/f%d", i%100, i), randomBytes(uint64(i), size), 0o644); err != nil {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: fmt.Sprintf("d%d/f%d", i%100, i), Mode: 0o644, Size: int64(size)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tw.Write(randomBytes(uint64(i), size)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	ws := make([]*forkspace.Workspace, forks)
-	for f := range forks {
-		if ws[f], err = base.Fork(ctx, fmt.Sprintf("fork%d", f), forkspace.ForkOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		for i := range 10 {
-			if err := ws[f].WriteFile(ctx, fmt.Sprintf("d%d/own%d", i, i), randomBytes(uint64(1e9+f*10+i), 1<<10), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	for c := range checkpoints {
-		w := ws[c%forks]
-		if err := w.WriteFile(ctx, fmt.Sprintf("d%d/cp", c%100), randomBytes(uint64(2e9+c), 1<<10), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := w.Checkpoint(ctx, ""); err != nil {
-			b.Fatal(err)
-		}
-	}
-	// Start from a collected store: the benchmarks measure steady state.
-	if _, err := e.s.GC(ctx, forkspace.GCOptions{Grace: gc.NoGrace}); err != nil {
+	if err := tw.Close(); err != nil {
 		b.Fatal(err)
 	}
-	return e
+	return &tarball
+}
+
+// TestMain removes the benchmarks' stores.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchCache.dir != "" {
+		os.RemoveAll(benchCache.dir)
+	}
+	os.Exit(code)
 }
 
 func defaultBenchStore(b *testing.B) *env {
-	return benchStore(b, benchSize("GCBENCH_FILES", 10_000), benchSize("GCBENCH_FORKS", 10), benchSize("GCBENCH_CHECKPOINTS", 100))
+	return benchStore(b, "full", benchSize("GCBENCH_FILES", 10_000), benchSize("GCBENCH_FORKS", 10), benchSize("GCBENCH_CHECKPOINTS", 100))
 }
 
 func deps(e *env) gc.Deps { return gc.Deps{Meta: e.meta, Blobs: e.blobs, KV: kvOf(e)} }
@@ -105,7 +177,7 @@ func BenchmarkPlanForks(b *testing.B) {
 	files := benchSize("GCBENCH_FILES", 10_000)
 	for _, forks := range []int{1, 10, 100} {
 		b.Run(fmt.Sprintf("forks=%d", forks), func(b *testing.B) {
-			e := benchStore(b, files, forks, 0)
+			e := benchStore(b, "forks", files, forks, 0)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

@@ -7,7 +7,8 @@
 // Roots are read in one metadata snapshot (Options.Lock held meanwhile, so
 // callers that copy a root from one transaction into another can keep a
 // collection from starting between the two): every workspace head, every
-// checkpoint, every staging row and every pending upload intent. Trees are
+// checkpoint, every staging row (of heads and of checkpoints not yet
+// folded) and every pending upload intent. Trees are
 // walked with kv.Store.Walk, skipping subtrees already marked, so a subtree
 // shared by any number of forks and checkpoints is read once; the content
 // manifests of tree entries and staging rows (vfs.ContentRefs) name the

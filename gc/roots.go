@@ -58,11 +58,18 @@ func readSnapshot(ctx context.Context, d Deps, o Options, objects bool) (*snapsh
 			if err != nil {
 				return err
 			}
-			for _, c := range cps {
-				ow.roots = append(ow.roots, c.Root)
-			}
 			if ow.staged, err = tx.Staged(w.ID); err != nil {
 				return err
+			}
+			for _, c := range cps {
+				ow.roots = append(ow.roots, c.Root)
+				// A checkpoint's state includes the staging delta it was
+				// taken with, until the delta is folded into its root.
+				rows, err := tx.CheckpointStaged(c.ID)
+				if err != nil {
+					return err
+				}
+				ow.staged = append(ow.staged, rows...)
 			}
 			s.owners = append(s.owners, ow)
 		}
