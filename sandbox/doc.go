@@ -8,8 +8,8 @@
 // # Materialize
 //
 // The workspace is mirrored into a host work dir (Options.WorkDir, by
-// default os.TempDir()/forkspace-sandbox/<workspace ID>, kept between runs).
-// A manifest records, per path, the host state written or seen (type,
+// default os.TempDir()/forkspace-sandbox-<uid>/<workspace ID>, kept between
+// runs). A manifest records, per path, the host state written or seen (type,
 // permission bits, size, mtime, BLAKE3 of the content or the link target),
 // the host identity (inode, ctime) and the workspace identity (inode,
 // ctime) it mirrors. Each run diffs the workspace root the work dir

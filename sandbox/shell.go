@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,9 +32,9 @@ const (
 // Options configure a Shell. The zero value means defaults.
 type Options struct {
 	// WorkDir is the host directory the workspace is materialized in, kept
-	// between runs. Default: os.TempDir()/forkspace-sandbox/<workspace ID>
-	// (the forkspace-sandbox directory is made private, mode 0700). State
-	// files live beside it, in WorkDir + ".state".
+	// between runs. Default: os.TempDir()/forkspace-sandbox-<uid>/<workspace
+	// ID> (that parent is checked to be this user's, mode 0700). State files
+	// live beside it, in WorkDir + ".state".
 	WorkDir string
 	// Ignore lists paths never materialized nor pulled back (see
 	// DefaultIgnore for the syntax); they stay in the work dir between runs,
@@ -114,7 +115,7 @@ var states sync.Map // absolute work dir → *dirState
 // Exec.
 func New(ws *forkspace.Workspace, opts Options) *Shell {
 	if opts.WorkDir == "" {
-		opts.WorkDir = filepath.Join(os.TempDir(), "forkspace-sandbox", ws.ID())
+		opts.WorkDir = filepath.Join(defaultBase(), ws.ID())
 	}
 	if opts.Ignore == nil {
 		opts.Ignore = DefaultIgnore
@@ -325,12 +326,8 @@ func (s *Shell) stateDir() string { return s.dir + ".state" }
 // work dir's lock file (flock), waiting for another process's run. It
 // drops the in-memory manifest when another process used the dir since.
 func (s *Shell) lock() (unlock func(), err error) {
-	if s.opts.WorkDir == filepath.Join(os.TempDir(), "forkspace-sandbox", s.ws.ID()) {
-		base := filepath.Dir(s.dir)
-		if err := os.MkdirAll(base, 0o700); err != nil {
-			return nil, fmt.Errorf("exec: create work dir: %w", err)
-		}
-		if err := os.Chmod(base, 0o700); err != nil {
+	if filepath.Dir(s.dir) == defaultBase() {
+		if err := privateDir(defaultBase()); err != nil {
 			return nil, fmt.Errorf("exec: create work dir: %w", err)
 		}
 	}
@@ -357,6 +354,29 @@ func (s *Shell) lock() (unlock func(), err error) {
 		return nil, fmt.Errorf("exec: %w", err)
 	}
 	return unlock, nil
+}
+
+// defaultBase is the directory default work dirs live in, one per user.
+func defaultBase() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("forkspace-sandbox-%d", os.Getuid()))
+}
+
+// privateDir creates dir, mode 0700, and checks that it is a directory (not
+// a link another user planted in the shared temporary directory) that this
+// user owns and nobody else can enter.
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return &fs.PathError{Op: "check", Path: dir, Err: fmt.Errorf("%w: not a private directory of this user", fs.ErrPermission)}
+	}
+	return nil
 }
 
 // writeToken marks the work dir as last synced by this process.

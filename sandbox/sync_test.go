@@ -278,3 +278,41 @@ func TestCloseAndDiscard(t *testing.T) {
 		t.Errorf("after Discard: %q", res.Stdout)
 	}
 }
+
+func TestDefaultWorkDir(t *testing.T) {
+	needBwrap(t)
+	_, ws := newWorkspace(t)
+	s := New(ws, Options{})
+	t.Cleanup(func() { s.Discard() })
+	if filepath.Dir(s.WorkDir()) != defaultBase() {
+		t.Fatalf("WorkDir = %s", s.WorkDir())
+	}
+	writeWS(t, ws, "f", "x", 0o644)
+	if res := mustExec(t, s, "cat f"); res.Stdout != "x" {
+		t.Errorf("cat f = %q", res.Stdout)
+	}
+	fi, err := os.Stat(defaultBase())
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("base dir %v, %v; want mode 0700", fi, err)
+	}
+}
+
+func TestPrivateDirRefusesPlantedLinks(t *testing.T) {
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{open, link} {
+		if err := privateDir(d); !errors.Is(err, fs.ErrPermission) {
+			t.Errorf("privateDir(%s) = %v, want fs.ErrPermission", d, err)
+		}
+	}
+	if err := privateDir(filepath.Join(dir, "new")); err != nil {
+		t.Errorf("privateDir of a new directory: %v", err)
+	}
+}
