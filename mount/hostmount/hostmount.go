@@ -1,0 +1,163 @@
+// Package hostmount is a lazy mount of a host directory, confined to it
+// with os.Root: ".." never climbs out, symbolic links resolve only inside
+// the directory (an escaping link fails to fetch), and a regular file with
+// more than one hard link is refused (it may be an outside file linked in),
+// so nothing outside the directory is ever read or written.
+//
+// Versions are "size-mtimeNs". Put writes a temporary file and renames it
+// over the target (so a hard link is replaced, never written through) and
+// checks ifVersion first (best effort: a concurrent host writer between
+// the check and the rename wins). A Dir is safe for concurrent use.
+package hostmount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"syscall"
+
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/mount"
+)
+
+// Dir is a host directory mounted lazily.
+type Dir struct {
+	root *os.Root
+}
+
+var (
+	_ mount.Lazy     = (*Dir)(nil)
+	_ mount.Writable = (*Dir)(nil)
+)
+
+// New opens dir; a missing directory is fs.ErrNotExist.
+func New(dir string) (*Dir, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open host mount: %w", err)
+	}
+	return &Dir{root: r}, nil
+}
+
+// Kind returns "hostdir".
+func (d *Dir) Kind() string { return "hostdir" }
+
+// Close releases the directory handle.
+func (d *Dir) Close() error { return d.root.Close() }
+
+func version(fi fs.FileInfo) string {
+	return strconv.FormatInt(fi.Size(), 10) + "-" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+}
+
+// linked reports a regular file with more than one hard link.
+func linked(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode().IsRegular() && st.Nlink > 1
+}
+
+// List walks the directory: regular files and symbolic links (with their
+// targets); files with several hard links and special files are left out.
+func (d *Dir) List(ctx context.Context) ([]mount.Entry, error) {
+	var out []mount.Entry
+	err := fs.WalkDir(d.root.FS(), ".", func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if de.IsDir() {
+			return nil
+		}
+		fi, err := d.root.Lstat(p)
+		if err != nil {
+			return err
+		}
+		e := mount.Entry{Path: p, Size: fi.Size(), Mode: fi.Mode() & (fs.ModePerm | fs.ModeSymlink), ModTime: fi.ModTime(), Version: version(fi)}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if e.Target, err = d.root.Readlink(p); err != nil {
+				return err
+			}
+			e.Size = int64(len(e.Target))
+		case !fi.Mode().IsRegular() || linked(fi):
+			return nil
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list host mount: %w", err)
+	}
+	return out, nil
+}
+
+// Fetch reads file rel inside the directory. An escape (by "..", a
+// symbolic link or a hard link) fails with fs.ErrPermission or the
+// os.Root error; a missing file is fs.ErrNotExist.
+func (d *Dir) Fetch(ctx context.Context, rel string) ([]byte, error) {
+	f, err := d.root.Open(rel)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", rel, err)
+	}
+	switch {
+	case fi.IsDir():
+		return nil, &fs.PathError{Op: "fetch", Path: rel, Err: errdefs.ErrIsDir}
+	case linked(fi):
+		return nil, &fs.PathError{Op: "fetch", Path: rel, Err: fmt.Errorf("%w: file has several hard links", fs.ErrPermission)}
+	}
+	data := make([]byte, fi.Size())
+	if _, err := f.ReadAt(data, 0); err != nil && fi.Size() > 0 {
+		return nil, fmt.Errorf("fetch %s: %w", rel, err)
+	}
+	return data, nil
+}
+
+// Put writes rel (creating parents) through a temporary file renamed over
+// it. A non-empty ifVersion that differs from the current file's version
+// (or names a file that is gone) is errdefs.ErrConflict.
+func (d *Dir) Put(ctx context.Context, rel string, data []byte, ifVersion string) (string, error) {
+	if ifVersion != "" {
+		fi, err := d.root.Lstat(rel)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("put %s: %w", rel, err)
+		}
+		if err != nil || version(fi) != ifVersion {
+			return "", &fs.PathError{Op: "put", Path: rel, Err: errdefs.ErrConflict}
+		}
+	}
+	if dir := path.Dir(rel); dir != "." {
+		if err := d.root.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("put %s: %w", rel, err)
+		}
+	}
+	tmp := path.Join(path.Dir(rel), ".forkspace-put-"+path.Base(rel))
+	if err := d.root.WriteFile(tmp, data, 0o644); err != nil {
+		return "", fmt.Errorf("put %s: %w", rel, err)
+	}
+	if err := d.root.Rename(tmp, rel); err != nil {
+		return "", errors.Join(fmt.Errorf("put %s: %w", rel, err), d.root.Remove(tmp))
+	}
+	fi, err := d.root.Lstat(rel)
+	if err != nil {
+		return "", fmt.Errorf("put %s: %w", rel, err)
+	}
+	return version(fi), nil
+}
+
+// Delete removes file rel; a missing file is not an error.
+func (d *Dir) Delete(ctx context.Context, rel string) error {
+	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", rel, err)
+	}
+	return nil
+}
