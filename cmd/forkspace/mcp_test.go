@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -99,6 +101,15 @@ func TestServeHTTP(t *testing.T) {
 	url, stop := serve(t, c.store)
 	defer stop()
 	ctx := context.Background()
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "ok\n" {
+		t.Errorf("/healthz: %d %q", resp.StatusCode, body)
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "?workspace=web"}, nil)
 	if err != nil {
