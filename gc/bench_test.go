@@ -64,6 +64,9 @@ func benchStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 	if st == nil || st.files != files {
 		st = &benchState{dir: filepath.Join(benchCache.dir, fmt.Sprintf("%s-%d", name, files)), files: files}
 		benchCache.stores[name] = st
+		if err := os.MkdirAll(st.dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
 		e := openEnv(b, st.dir)
 		base, err := e.s.Create(ctx, "base", forkspace.CreateOptions{})
 		if err != nil {
