@@ -73,6 +73,8 @@ func (s *Store) Check(ctx context.Context) (*gc.CheckReport, error) {
 // objects and bytes, and per workspace the bytes only it reaches
 // (exclusive: what deleting it would free) and the bytes it shares.
 func (s *Store) Usage(ctx context.Context) (*gc.Usage, error) {
+	s.collecting.Lock() // a collection running meanwhile could delete what it walks
+	defer s.collecting.Unlock()
 	u, err := gc.ComputeUsage(ctx, s.gcDeps(), gc.Options{Lock: &s.roots, Logger: s.log})
 	if err != nil {
 		return nil, fmt.Errorf("store usage: %w", err)
