@@ -2,9 +2,12 @@ package main
 
 import (
 	"io"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace"
 )
 
 func mcpCmd(a *app) *cobra.Command {
@@ -29,6 +32,9 @@ func mcpCmd(a *app) *cobra.Command {
 				}
 				if cp != "" {
 					return usage("mcp works in a live workspace; use -w %s", ws)
+				}
+				if err := forkspace.ValidName(ws); err != nil && !strings.HasPrefix(ws, "ws-") {
+					return usageError{err}
 				}
 			}
 			srv, m, err := a.agent(c.Context(), f)

@@ -94,6 +94,14 @@ func TestMCPStdio(t *testing.T) {
 	}
 }
 
+func TestMCPBadWorkspace(t *testing.T) {
+	c := newCLI(t)
+	if errs := c.fails(2, nil, "mcp", "-w", "bad name"); !strings.Contains(errs, "workspace name") {
+		t.Errorf("stderr = %q", errs)
+	}
+	c.fails(2, nil, "mcp", "-w", "ws1@cp")
+}
+
 // TestServeHTTP runs "forkspace serve" and talks to it with the SDK's
 // streamable HTTP client.
 func TestServeHTTP(t *testing.T) {
