@@ -1,0 +1,18 @@
+// Package s3test runs a real S3-compatible server on loopback for tests:
+// gofakes3 with its in-memory backend behind a net/http listener on
+// 127.0.0.1, with a middleware in front that counts requests per method and
+// path and checks the access key of every signed request.
+//
+// The server speaks the S3 REST protocol over TCP (path-style addressing),
+// so clients exercise their real HTTP stack, signing and error decoding.
+// Counting happens at the server: what a test asserts is what went over the
+// wire, retries included. Seed writes bypass the HTTP layer and are not
+// counted.
+//
+// Use:
+//
+//	srv := s3test.Start(t, "bucket")
+//	srv.Seed(t, "bucket", "a/b.txt", []byte("hi"))
+//	// point a client at srv.URL with srv.AccessKey / srv.SecretKey
+//	n := srv.Count("GET", "/bucket/a/b.txt")
+package s3test

@@ -1,0 +1,77 @@
+package s3mount
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+// ErrUnreachable means the endpoint could not be reached at all
+// (connection refused, DNS failure, timeout): no S3 answer was received.
+// It is distinct from fs.ErrNotExist and fs.ErrPermission, which are S3's
+// answers.
+var ErrUnreachable = errors.New("s3 endpoint unreachable")
+
+// apiCodes maps S3 error codes to the sentinels callers test for.
+var apiCodes = map[string]error{
+	"NoSuchKey":             fs.ErrNotExist,
+	"NotFound":              fs.ErrNotExist,
+	"NoSuchBucket":          fs.ErrNotExist,
+	"AccessDenied":          fs.ErrPermission,
+	"AllAccessDisabled":     fs.ErrPermission,
+	"InvalidAccessKeyId":    fs.ErrPermission,
+	"SignatureDoesNotMatch": fs.ErrPermission,
+	"ExpiredToken":          fs.ErrPermission,
+	"InvalidToken":          fs.ErrPermission,
+	"Forbidden":             fs.ErrPermission,
+	"PreconditionFailed":    errdefs.ErrConflict,
+}
+
+// httpStatuses maps the status of an error without a known code.
+var httpStatuses = map[int]error{
+	404: fs.ErrNotExist,
+	403: fs.ErrPermission,
+	401: fs.ErrPermission,
+	412: errdefs.ErrConflict,
+}
+
+// classify returns the sentinel for an SDK error, or nil.
+func classify(err error) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		if s, ok := apiCodes[api.ErrorCode()]; ok {
+			return s
+		}
+	}
+	var resp *awshttp.ResponseError
+	if errors.As(err, &resp) {
+		if s, ok := httpStatuses[resp.HTTPStatusCode()]; ok {
+			return s
+		}
+	}
+	var send *smithyhttp.RequestSendError
+	if errors.As(err, &send) {
+		return ErrUnreachable
+	}
+	return nil
+}
+
+// wrap translates an SDK error at the boundary, keeping the cause:
+// &fs.PathError{Op, Path, "<sentinel>: <cause>"}.
+func wrap(op, path string, err error) error {
+	return wrapAs(op, path, classify(err), err)
+}
+
+// wrapAs is wrap with the sentinel already chosen (nil: none).
+func wrapAs(op, path string, sentinel, err error) error {
+	if sentinel != nil {
+		err = fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}

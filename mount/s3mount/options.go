@@ -1,0 +1,78 @@
+package s3mount
+
+import (
+	"net/http"
+	"os"
+)
+
+// DefaultRegion is the signing region when neither Options nor the
+// environment names one.
+const DefaultRegion = "us-east-1"
+
+// Options configure a Mount. The zero value of each field means the default.
+type Options struct {
+	// Bucket is required.
+	Bucket string
+	// Prefix is stripped from keys to form relative paths; leading and
+	// trailing slashes are ignored ("a", "a/" and "/a/" are the same).
+	Prefix string
+	// Region defaults to AWS_REGION, then AWS_DEFAULT_REGION, then
+	// DefaultRegion.
+	Region string
+	// Endpoint is the base URL of a non-AWS server
+	// ("http://127.0.0.1:9000", "https://<account>.r2.cloudflarestorage.com").
+	Endpoint string
+	// PathStyle addresses the bucket in the path (endpoint/bucket/key)
+	// instead of the host name (bucket.endpoint/key).
+	PathStyle bool
+	// Credentials default to the environment; see Credentials.
+	Credentials *Credentials
+	// PageSize is the ListObjectsV2 max-keys (default: the server's, 1000
+	// on S3).
+	PageSize int32
+	// MaxAttempts bounds the attempts of one request, retries included
+	// (default: the SDK's, 3).
+	MaxAttempts int
+	// ReadOnly makes Put and Delete fail with errdefs.ErrReadOnly.
+	ReadOnly bool
+	// HTTPClient defaults to the SDK's.
+	HTTPClient *http.Client
+}
+
+// Credentials sign requests. They are held in memory only.
+type Credentials struct {
+	AccessKeyID     string
+	SecretAccessKey string
+	SessionToken    string
+}
+
+// String hides the secret parts, so a Credentials value that ends up in a
+// log or an error message leaks nothing.
+func (c Credentials) String() string {
+	return "s3mount.Credentials{AccessKeyID: " + c.AccessKeyID + ", SecretAccessKey: <redacted>}"
+}
+
+// GoString hides the secret parts from %#v too.
+func (c Credentials) GoString() string { return c.String() }
+
+// envCredentials reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+// AWS_SESSION_TOKEN; nil when no access key is set (anonymous requests).
+func envCredentials() *Credentials {
+	id := os.Getenv("AWS_ACCESS_KEY_ID")
+	if id == "" {
+		return nil
+	}
+	return &Credentials{
+		AccessKeyID:     id,
+		SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
+		SessionToken:    os.Getenv("AWS_SESSION_TOKEN"),
+	}
+}
+
+// envRegion reads AWS_REGION, then AWS_DEFAULT_REGION.
+func envRegion() string {
+	if r := os.Getenv("AWS_REGION"); r != "" {
+		return r
+	}
+	return os.Getenv("AWS_DEFAULT_REGION")
+}
