@@ -17,6 +17,10 @@ type readIn struct {
 // maxLine caps one line of read output; longer lines are cut with a marker.
 const maxLine = 2000
 
+// maxReadFile is the largest file read loads (it reads whole files); a
+// variable so tests can lower it.
+var maxReadFile int64 = 64 << 20
+
 // binarySniff is how much of a file binary detection looks at.
 const binarySniff = 8 << 10
 
@@ -58,6 +62,9 @@ func readTool(ctx context.Context, c *call, in readIn) (string, error) {
 	}
 	if fi.IsDir() {
 		return "", argError("%s is a directory; use ls to list it", display(p))
+	}
+	if fi.Size() > maxReadFile {
+		return "", argError("%s is too large to read (%d bytes; the limit is %d); use grep to find the lines you need", p, fi.Size(), maxReadFile)
 	}
 	data, err := f.ReadFile(ctx, p)
 	if err != nil {
