@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,7 +38,13 @@ type Options struct {
 	Tools   tools.Options
 	Logger  *slog.Logger
 	Version string
+	// SessionTimeout closes an HTTP session (and its workspace) after this
+	// long without a request (default DefaultSessionTimeout).
+	SessionTimeout time.Duration
 }
+
+// DefaultSessionTimeout is the idle time after which an HTTP session ends.
+const DefaultSessionTimeout = 30 * time.Minute
 
 // Server is an MCP server over a tool set. It is safe for concurrent use
 // by many sessions.
@@ -67,6 +74,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
 	}
 	s := &Server{
 		opts:     opts,
@@ -187,7 +197,8 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport, workspace string) e
 // /mcp. Clients choose their workspace with ?workspace=NAME on the
 // endpoint URL.
 func (s *Server) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{Logger: s.log})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.opts.SessionTimeout})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ws := r.URL.Query().Get("workspace"); ws != "" {
 			r.Header.Set(WorkspaceHeader, ws)

@@ -2,11 +2,14 @@ package mcpserver_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,7 +23,7 @@ import (
 var quiet = slog.New(slog.DiscardHandler)
 
 // newServer returns a server over an in-memory provider.
-func newServer(t testing.TB, topts tools.Options) (*mcpserver.Server, *memprovider.Provider) {
+func newServer(t testing.TB, topts tools.Options) (*mcpserver.Server, *provider.Manager) {
 	t.Helper()
 	ctx := context.Background()
 	p, err := memprovider.New(ctx, memprovider.Options{Logger: quiet})
@@ -33,14 +36,15 @@ func newServer(t testing.TB, topts tools.Options) (*mcpserver.Server, *memprovid
 	m := provider.NewManager(provider.ManagerOptions{Registry: &reg, Logger: quiet})
 	t.Cleanup(func() { m.Close(ctx) })
 	srv := mcpserver.New(mcpserver.Options{
-		Manager: m,
+		Manager:        m,
+		SessionTimeout: time.Second,
 		Config: func(name string) provider.Config {
 			return memprovider.Config{Config: localprovider.Config{Workspace: name}}
 		},
 		Tools:  topts,
 		Logger: quiet,
 	})
-	return srv, p
+	return srv, m
 }
 
 // connectInMemory serves one session over in-memory transports and returns
@@ -173,5 +177,34 @@ func TestHTTPSessions(t *testing.T) {
 	defer a3.Close()
 	if text, _ := call(t, a3, "read", M{"path": "a.txt"}); text != "     1\tfrom a1" {
 		t.Errorf("reconnect: %q", text)
+	}
+}
+
+// TestHTTPIdleSessionEnds: an idle HTTP session times out and its
+// provider session is closed (its ref dropped).
+func TestHTTPIdleSessionEnds(t *testing.T) {
+	srv, m := newServer(t, tools.Options{})
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL + "?workspace=idle", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, isErr := call(t, cs, "ls", M{}); isErr {
+		t.Fatal("ls failed")
+	}
+	session := provider.Session{ID: "mcp-" + cs.ID()}
+	if _, err := m.Ref(context.Background(), session, "workspace"); err != nil {
+		t.Fatalf("ref of the live session: %v", err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := m.Ref(context.Background(), session, "workspace"); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle session still holds its workspace")
+		}
 	}
 }
