@@ -295,7 +295,7 @@ func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string) 
 		return doublestar.MatchUnvalidated(glob, p)
 	}
 	var files []fileEntry
-	err = walk(ctx, f, root, pruned(c.set.opts.Ignore, root), func(p string, d fs.DirEntry) error {
+	err = walk(ctx, f, root, pruned(c.set.opts.Ignore, root+"/"+glob), func(p string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() || !match(p) {
 			return nil
 		}

@@ -61,6 +61,7 @@ func TestGrep(t *testing.T) {
 		{"context merges", M{"pattern": "TODO", "path": "docs", "context": 2},
 			"docs/readme.md-1-one\ndocs/readme.md-2-two\ndocs/readme.md:3:three TODO\ndocs/readme.md-4-four\ndocs/readme.md-5-five\ndocs/readme.md-6-six\ndocs/readme.md:7:seven TODO"},
 		{"ignored dir on purpose", M{"pattern": "TODO", "path": "node_modules"}, "node_modules/x/y.js:1:TODO in deps"},
+		{"ignored dir named by the glob", M{"pattern": "TODO", "glob": "node_modules/**"}, "node_modules/x/y.js:1:TODO in deps"},
 		{"no match", M{"pattern": "FIXME"}, "no matches for FIXME\n(1 files larger than 65536 bytes were not searched)"},
 		{"max results", M{"pattern": "TODO", "max_results": 1, "path": "docs"},
 			"docs/readme.md:3:three TODO\n… stopped at max_results=1 matching lines; narrow the pattern, path or glob, or raise max_results"},
