@@ -55,6 +55,7 @@ type Server struct {
 	set  *tools.Set
 
 	mu       sync.Mutex
+	bound    *sync.Cond // on mu: signalled when Serve records a binding
 	bindings map[*mcp.ServerSession]*binding
 }
 
@@ -84,6 +85,7 @@ func New(opts Options) *Server {
 		set:      tools.New(opts.Tools),
 		bindings: map[*mcp.ServerSession]*binding{},
 	}
+	s.bound = sync.NewCond(&s.mu)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "forkspace", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: s.log,
 		Instructions: "Tools over one forkspace workspace: a durable file tree you can checkpoint, restore, diff and fork. " +
@@ -129,8 +131,13 @@ func (s *Server) bind(req *mcp.CallToolRequest) (*binding, error) {
 		return b, nil
 	}
 	id := req.Session.ID()
-	if id == "" {
-		return nil, errors.New("this MCP session has no workspace")
+	for id == "" {
+		// A session of Serve: its binding is recorded right after Connect
+		// returns, which a fast client can race.
+		if b, ok := s.bindings[req.Session]; ok {
+			return b, nil
+		}
+		s.bound.Wait()
 	}
 	var name string
 	if req.Extra != nil && req.Extra.Header != nil {
@@ -177,6 +184,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport, workspace string) e
 	}
 	s.mu.Lock()
 	s.bindings[ss] = s.newBinding(sess, workspace)
+	s.bound.Broadcast()
 	s.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()

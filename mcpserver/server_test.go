@@ -1,8 +1,11 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http/httptest"
@@ -206,5 +209,47 @@ func TestHTTPIdleSessionEnds(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("idle session still holds its workspace")
 		}
+	}
+}
+
+// TestPipelinedStdio: a client that writes initialize, initialized and a
+// tool call at once (no waiting) still gets its workspace.
+func TestPipelinedStdio(t *testing.T) {
+	srv, _ := newServer(t, tools.Options{})
+	for i := range 20 {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, &mcp.IOTransport{Reader: inR, Writer: outW}, "") }()
+		go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"path":"a.txt","content":"x"}}}
+`)
+		lines := bufio.NewScanner(outR)
+		for lines.Scan() {
+			var msg struct {
+				ID     int `json:"id"`
+				Result struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(lines.Bytes(), &msg); err != nil {
+				t.Fatal(err)
+			}
+			if msg.ID == 2 {
+				if msg.Result.IsError || !strings.HasPrefix(msg.Result.Content[0].Text, "created a.txt") {
+					t.Errorf("run %d: %s", i, lines.Text())
+				}
+				break
+			}
+		}
+		inW.Close()
+		cancel()
+		<-done
+		outR.Close()
 	}
 }
