@@ -47,7 +47,7 @@ func testPropertySync(t *testing.T, walkOnly bool) {
 		for range rapid.IntRange(1, 3).Draw(rt, "steps") {
 			for range rapid.IntRange(0, 3).Draw(rt, "direct") {
 				p := name.Draw(rt, "path")
-				switch rapid.IntRange(0, 4).Draw(rt, "op") {
+				switch rapid.IntRange(0, 5).Draw(rt, "op") {
 				case 0:
 					ws.MkdirAll(ctx, filepath.Dir(p), 0o755)
 					ws.WriteFile(ctx, p, []byte(content.Draw(rt, "content")), 0o644)
@@ -59,6 +59,8 @@ func testPropertySync(t *testing.T, walkOnly bool) {
 					ws.Symlink(ctx, name.Draw(rt, "target"), p)
 				case 4:
 					ws.Chmod(ctx, p, 0o700)
+				case 5:
+					ws.Rename(ctx, p, name.Draw(rt, "to"))
 				}
 			}
 			if _, err := s.Exec(ctx, provider.ExecRequest{Command: "true"}); err != nil {
