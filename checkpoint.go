@@ -28,23 +28,31 @@ func checkpointFrom(c *meta.Checkpoint) Checkpoint {
 const maxLabel = 256
 
 // Checkpoint records the workspace's current state under label (which may
-// be empty). Its cost does not depend on the size of the workspace: it
-// folds the bounded staging delta and records one root hash.
+// be empty). Its cost does not depend on the size of the workspace: in one
+// transaction it records the head's root and copies the bounded staging
+// delta, which the store folds into the checkpoint's root in the background.
 func (w *Workspace) Checkpoint(ctx context.Context, label string) (Checkpoint, error) {
 	if len(label) > maxLabel || strings.ContainsRune(label, 0) {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w: label must be at most %d bytes without NUL", w.name, fs.ErrInvalid, maxLabel)
 	}
 	w.store.roots.RLock()
 	defer w.store.roots.RUnlock()
-	root, err := w.Root(ctx)
+	row := &meta.Checkpoint{ID: newID(checkpointPrefix), WorkspaceID: w.id, Label: label}
+	err := w.store.meta.Update(ctx, func(tx meta.Tx) error {
+		head, err := tx.Workspace(w.id)
+		if err != nil {
+			return err
+		}
+		row.Root = head.Root
+		if err := tx.CreateCheckpoint(row); err != nil {
+			return err
+		}
+		return tx.SnapshotStaged(w.id, row.ID)
+	})
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
 	}
-	row := &meta.Checkpoint{ID: newID(checkpointPrefix), WorkspaceID: w.id, Label: label, Root: root}
-	err = w.store.meta.Update(ctx, func(tx meta.Tx) error { return tx.CreateCheckpoint(row) })
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
-	}
+	w.store.folder.kick()
 	return checkpointFrom(row), nil
 }
 
@@ -94,25 +102,27 @@ func findCheckpoint(tx meta.Tx, wsID, ref string) (*meta.Checkpoint, error) {
 	return found, nil
 }
 
-// checkpoint resolves a checkpoint of this workspace.
-func (w *Workspace) checkpoint(ctx context.Context, ref string) (*meta.Checkpoint, error) {
-	var c *meta.Checkpoint
-	err := w.store.meta.View(ctx, func(tx meta.Tx) error {
-		var err error
-		c, err = findCheckpoint(tx, w.id, ref)
+// checkpoint resolves a checkpoint of this workspace and reads its staging
+// delta in the same snapshot: together with c.Root they are its state.
+func (w *Workspace) checkpoint(ctx context.Context, ref string) (c *meta.Checkpoint, staged []meta.Staged, err error) {
+	err = w.store.meta.View(ctx, func(tx meta.Tx) error {
+		if c, err = findCheckpoint(tx, w.id, ref); err != nil {
+			return err
+		}
+		staged, err = tx.CheckpointStaged(c.ID)
 		return err
 	})
-	return c, err
+	return c, staged, err
 }
 
 // At returns a read-only view of the checkpoint ref (ID or label). It
 // implements io/fs; every mutation fails with errdefs.ErrReadOnly.
 func (w *Workspace) At(ctx context.Context, ref string) (*vfs.FS, error) {
-	c, err := w.checkpoint(ctx, ref)
+	c, staged, err := w.checkpoint(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoint %s of %s: %w", ref, w.name, err)
 	}
-	return vfs.Snapshot(w.store.deps(), c.Root), nil
+	return vfs.Snapshot(w.store.deps(), c.Root, staged), nil
 }
 
 // Restore points the workspace's head back at checkpoint ref, discarding
@@ -121,11 +131,11 @@ func (w *Workspace) At(ctx context.Context, ref string) (*vfs.FS, error) {
 func (w *Workspace) Restore(ctx context.Context, ref string) error {
 	w.store.roots.RLock()
 	defer w.store.roots.RUnlock()
-	c, err := w.checkpoint(ctx, ref)
+	c, staged, err := w.checkpoint(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("restore %s to %s: %w", w.name, ref, err)
 	}
-	if err := w.Reset(ctx, c.Root); err != nil {
+	if err := w.Reset(ctx, c.Root, staged); err != nil {
 		return fmt.Errorf("restore %s to %s: %w", w.name, ref, err)
 	}
 	return nil
@@ -157,31 +167,41 @@ type ForkOptions struct {
 }
 
 // Fork creates workspace name as a copy of this one's live state (or of a
-// checkpoint). Nothing is copied: the fork records the same tree root, so
-// the cost does not depend on the workspace's files or bytes, and the two
-// diverge independently afterwards.
+// checkpoint). No file is copied: the fork records the same tree root and a
+// copy of the bounded staging delta, so the cost does not depend on the
+// workspace's files or bytes, and the two diverge independently afterwards.
 func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*Workspace, error) {
 	if err := ValidName(name); err != nil {
 		return nil, fmt.Errorf("fork %s: %w", w.name, err)
 	}
 	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, ParentID: w.id, Quota: opts.Quota}
-	w.store.roots.RLock()
-	defer w.store.roots.RUnlock()
-	if opts.Checkpoint != "" {
-		c, err := w.checkpoint(ctx, opts.Checkpoint)
-		if err != nil {
-			return nil, fmt.Errorf("fork %s at %s: %w", w.name, opts.Checkpoint, err)
-		}
-		row.Root, row.OriginCheckpoint = c.Root, c.ID
-	} else {
-		root, err := w.Root(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("fork %s: %w", w.name, err)
-		}
-		row.Root = root
-	}
 	if row.Quota == (meta.Quota{}) {
 		row.Quota = w.Quota()
 	}
-	return w.store.insert(ctx, "fork "+w.name+" as", row, nil)
+	w.store.roots.RLock()
+	defer w.store.roots.RUnlock()
+	var staged []meta.Staged
+	if opts.Checkpoint != "" {
+		c, rows, err := w.checkpoint(ctx, opts.Checkpoint)
+		if err != nil {
+			return nil, fmt.Errorf("fork %s at %s: %w", w.name, opts.Checkpoint, err)
+		}
+		row.Root, row.OriginCheckpoint, staged = c.Root, c.ID, rows
+	}
+	return w.store.insert(ctx, "fork "+w.name+" as", row, func(tx meta.Tx) error {
+		if opts.Checkpoint != "" {
+			if len(staged) == 0 {
+				return nil
+			}
+			return tx.PutStaged(row.ID, staged)
+		}
+		head, err := tx.Workspace(w.id)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetRoot(row.ID, head.Root); err != nil {
+			return err
+		}
+		return tx.CopyStaged(w.id, row.ID)
+	})
 }

@@ -24,50 +24,77 @@ func ParseState(state string) (workspace, checkpoint string, err error) {
 	return workspace, checkpoint, nil
 }
 
-// root resolves a state to a tree root; a live head is folded first so the
-// root captures every acknowledged write.
-func (s *Store) root(ctx context.Context, state string) (cas.Hash, error) {
+// resolve reads a state: the workspace's live head, or one of its
+// checkpoints, as a root plus a staging delta. For a live head it is the
+// durable state at the time of the call.
+func (s *Store) resolve(ctx context.Context, state string) (*Workspace, *meta.Checkpoint, cas.Hash, []meta.Staged, error) {
 	wsRef, cpRef, err := ParseState(state)
 	if err != nil {
-		return cas.Hash{}, err
+		return nil, nil, cas.Hash{}, nil, err
 	}
 	w, err := s.Workspace(ctx, wsRef)
 	if err != nil {
-		return cas.Hash{}, err
+		return nil, nil, cas.Hash{}, nil, err
 	}
-	if cpRef == "" {
-		return w.Root(ctx)
+	if cpRef != "" {
+		c, staged, err := w.checkpoint(ctx, cpRef)
+		if err != nil {
+			return nil, nil, cas.Hash{}, nil, err
+		}
+		return w, c, c.Root, staged, nil
 	}
-	c, err := w.checkpoint(ctx, cpRef)
+	var (
+		root   cas.Hash
+		staged []meta.Staged
+	)
+	err = s.meta.View(ctx, func(tx meta.Tx) error {
+		head, err := tx.Workspace(w.id)
+		if err != nil {
+			return err
+		}
+		root = head.Root
+		staged, err = tx.Staged(w.id)
+		return err
+	})
+	return w, nil, root, staged, err
+}
+
+// root resolves a state to a tree root that holds all of it, folding a
+// live head's or a checkpoint's staging delta first.
+func (s *Store) root(ctx context.Context, state string) (cas.Hash, error) {
+	w, c, _, _, err := s.resolve(ctx, state)
 	if err != nil {
 		return cas.Hash{}, err
 	}
-	return c.Root, nil
+	if c != nil {
+		return s.foldCheckpoint(ctx, c.ID)
+	}
+	return w.Root(ctx)
 }
 
-// Snapshot returns a read-only view of a state. For a live head it is the
-// state at the time of the call.
+// Snapshot returns a read-only view of a state, without folding anything.
+// For a live head it is the state at the time of the call.
 func (s *Store) Snapshot(ctx context.Context, state string) (*vfs.FS, error) {
-	root, err := s.root(ctx, state)
+	_, _, root, staged, err := s.resolve(ctx, state)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", state, err)
 	}
-	return vfs.Snapshot(s.deps(), root), nil
+	return vfs.Snapshot(s.deps(), root, staged), nil
 }
 
 // Diff compares two states (live heads, checkpoints, a fork and its
 // parent…). Its cost follows the number of changes, not the size of the
 // workspaces.
 func (s *Store) Diff(ctx context.Context, from, to string, opts vfs.DiffOptions) ([]vfs.Change, error) {
-	a, err := s.Snapshot(ctx, from)
+	a, err := s.root(ctx, from)
 	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
+		return nil, fmt.Errorf("diff: %s: %w", from, err)
 	}
-	b, err := s.Snapshot(ctx, to)
+	b, err := s.root(ctx, to)
 	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
+		return nil, fmt.Errorf("diff: %s: %w", to, err)
 	}
-	changes, err := vfs.Diff(ctx, a, b, opts)
+	changes, err := vfs.Diff(ctx, vfs.Snapshot(s.deps(), a, nil), vfs.Snapshot(s.deps(), b, nil), opts)
 	if err != nil {
 		return nil, fmt.Errorf("diff %s %s: %w", from, to, err)
 	}

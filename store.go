@@ -93,6 +93,8 @@ type Store struct {
 	roots sync.RWMutex
 	// collecting serialises collections and checks.
 	collecting sync.Mutex
+
+	folder *checkpointFolder
 }
 
 // Open opens (creating if needed) the store described by opts.
@@ -147,6 +149,7 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if err := gc.Recover(ctx, s.gcDeps()); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	s.startFolder()
 	return s, nil
 }
 
@@ -270,6 +273,7 @@ func (s *Store) Close() error {
 	open := s.open
 	s.open = nil
 	s.mu.Unlock()
+	s.folder.stop()
 	var errs []error
 	for _, w := range open {
 		errs = append(errs, w.FS.Close())

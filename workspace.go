@@ -73,22 +73,24 @@ func (s *Store) Create(ctx context.Context, name string, opts CreateOptions) (*W
 	if err != nil {
 		return nil, fmt.Errorf("create workspace %s: %w", name, err)
 	}
-	return s.insert(ctx, "create workspace", &meta.Workspace{ID: newID(workspacePrefix), Name: name, Root: root, Quota: opts.Quota}, nodes)
+	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, Root: root, Quota: opts.Quota}
+	return s.insert(ctx, "create workspace", row, func(tx meta.Tx) error { return tx.PutNodes(toObjects(nodes)) })
 }
 
-// insert records a new workspace row (and the nodes its root needs) and
-// opens it.
-func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, nodes []kv.Node) (*Workspace, error) {
+// insert records a new workspace row, runs fill (when not nil) in the same
+// transaction to give it its state, and opens it.
+func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, fill func(meta.Tx) error) (*Workspace, error) {
 	err := s.meta.Update(ctx, func(tx meta.Tx) error {
-		if len(nodes) > 0 {
-			if err := tx.PutNodes(toObjects(nodes)); err != nil {
-				return err
-			}
-		}
 		if _, err := tx.WorkspaceByName(row.Name); err == nil {
 			return fmt.Errorf("name %q: %w", row.Name, fs.ErrExist)
 		}
-		return tx.CreateWorkspace(row)
+		if err := tx.CreateWorkspace(row); err != nil {
+			return err
+		}
+		if fill == nil {
+			return nil
+		}
+		return fill(tx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, row.Name, err)

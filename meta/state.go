@@ -3,8 +3,8 @@ package meta
 import "github.com/forkspace/forkspace/cas"
 
 // StateTx is the part of a Tx that moves whole workspace states. A state is
-// a tree root plus a staging delta of at most a few thousand rows, so fork,
-// checkpoint and restore copy the delta instead of folding it into the tree:
+// a tree root plus a staging delta of at most a few thousand rows, so fork and
+// checkpoint copy the delta (and restore writes it back) instead of folding it into the tree:
 // their cost depends on the delta, never on the number of files.
 type StateTx interface {
 	// CopyStaged replaces the staging rows of workspace dst with a copy of
@@ -16,9 +16,6 @@ type StateTx interface {
 	SnapshotStaged(workspaceID, checkpointID string) error
 	// CheckpointStaged returns a checkpoint's staging rows ordered by key.
 	CheckpointStaged(checkpointID string) ([]Staged, error)
-	// RestoreStaged replaces the staging rows of workspace workspaceID with
-	// a copy of those of checkpoint checkpointID (a restore).
-	RestoreStaged(checkpointID, workspaceID string) error
 	// FoldCheckpoint points a checkpoint at root and drops its staging
 	// rows; root must be the checkpoint's root with those rows applied, so
 	// the checkpoint's state does not change. A missing checkpoint is

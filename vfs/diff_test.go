@@ -102,7 +102,7 @@ func TestDiff(t *testing.T) {
 			must(t, f.Symlink(ctx, "docs", "link"))
 			root, err := f.Root(ctx)
 			must(t, err)
-			base := vfs.Snapshot(e.deps, root)
+			base := vfs.Snapshot(e.deps, root, nil)
 			tt.change(t, f)
 			cs, err := vfs.Diff(ctx, base, f, vfs.DiffOptions{})
 			must(t, err)

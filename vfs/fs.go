@@ -82,6 +82,8 @@ type FS struct {
 	ov   *kv.Overlay // durable staged mutations; nil for a snapshot
 
 	commits committer
+
+	hooks Hooks // nil: no mounts (see SetHooks)
 }
 
 // Open returns the live filesystem of workspace ws. It reads the
@@ -106,16 +108,7 @@ func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, e
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", ws.ID, err)
 	}
-	ov := kv.NewOverlay()
-	var seq int64
-	for _, r := range rows {
-		if r.Deleted {
-			ov.Delete(r.Key, r.Seq)
-		} else {
-			ov.Set(r.Key, r.Value, r.Seq)
-		}
-		seq = max(seq, r.Seq)
-	}
+	ov, seq := overlayOf(rows)
 	f := newFS(d, root)
 	f.ws, f.ov, f.wov, f.seq = ws.ID, ov, ov.Clone(), seq
 	f.log = f.log.With("workspace", ws.ID)
@@ -130,13 +123,32 @@ func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, e
 	return f, nil
 }
 
-// Snapshot returns a read-only filesystem over the tree rooted at root (a
-// checkpoint, a fork's parent). Every mutation fails with a *fs.PathError
-// wrapping errdefs.ErrReadOnly.
-func Snapshot(d Deps, root cas.Hash) *FS {
+// Snapshot returns a read-only filesystem over a state: the tree rooted at
+// root with the staging rows staged on top (a checkpoint's state, or nil).
+// Every mutation fails with a *fs.PathError wrapping errdefs.ErrReadOnly.
+func Snapshot(d Deps, root cas.Hash, staged []meta.Staged) *FS {
 	f := newFS(d, root)
 	f.readOnly = true
+	if len(staged) > 0 {
+		f.ov, _ = overlayOf(staged)
+	}
 	return f
+}
+
+// overlayOf builds the overlay of staging rows and returns their highest
+// sequence number.
+func overlayOf(rows []meta.Staged) (*kv.Overlay, int64) {
+	ov := kv.NewOverlay()
+	var seq int64
+	for _, r := range rows {
+		if r.Deleted {
+			ov.Delete(r.Key, r.Seq)
+		} else {
+			ov.Set(r.Key, r.Value, r.Seq)
+		}
+		seq = max(seq, r.Seq)
+	}
+	return ov, seq
 }
 
 func newFS(d Deps, root cas.Hash) *FS {
@@ -209,8 +221,24 @@ func (f *FS) update(ctx context.Context, op, name string, fn func(t *txn) error)
 
 // updateContent is update for an operation that records content whose
 // chunks are held by upload intents: the commit releases them. When it
-// fails the intents stay held; the caller retries or releases them.
+// fails the intents stay held; the caller retries or releases them. The
+// hooks (SetHooks) may refuse the mutation first and hear of it after.
 func (f *FS) updateContent(ctx context.Context, op, name string, in content.Intents, fn func(t *txn) error) error {
+	if f.readOnly {
+		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	}
+	if err := f.checkWrite(op, name); err != nil {
+		return err
+	}
+	if err := f.mutate(ctx, op, name, in, fn); err != nil {
+		return err
+	}
+	f.changed(name)
+	return nil
+}
+
+// mutate is updateContent without the hooks.
+func (f *FS) mutate(ctx context.Context, op, name string, in content.Intents, fn func(t *txn) error) error {
 	if f.readOnly {
 		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
 	}

@@ -8,17 +8,17 @@ import (
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/errdefs"
-	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 )
 
-// Reset replaces the live state with the tree rooted at root (a
-// checkpoint's): in one metadata transaction the staging rows are discarded
-// and the head points at root. The cost does not depend on the size of
-// either state. Handles open across a Reset keep working: one whose inode
+// Reset replaces the live state with another state (a checkpoint's): the
+// tree rooted at root with the staging rows staged on top. In one metadata
+// transaction the workspace's staging rows are replaced by staged and the
+// head points at root. The cost depends on len(staged), bounded by the fold
+// threshold, not on the size of either state. Handles open across a Reset keep working: one whose inode
 // does not exist in the new state records nothing when it syncs; one whose
 // inode exists writes its content over it.
-func (f *FS) Reset(ctx context.Context, root cas.Hash) error {
+func (f *FS) Reset(ctx context.Context, root cas.Hash, staged []meta.Staged) error {
 	if f.readOnly {
 		return &fs.PathError{Op: "reset", Path: ".", Err: errdefs.ErrReadOnly}
 	}
@@ -35,12 +35,18 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash) error {
 		if err := tx.DeleteStaged(f.ws, math.MaxInt64); err != nil {
 			return err
 		}
+		if len(staged) > 0 {
+			if err := tx.PutStaged(f.ws, staged); err != nil {
+				return err
+			}
+		}
 		return tx.SetRoot(f.ws, root)
 	})
 	if err != nil {
 		return fmt.Errorf("reset workspace %s: %w", f.ws, err)
 	}
-	f.root, f.ov = root, kv.NewOverlay()
+	ov, seq := overlayOf(staged)
+	f.root, f.ov, f.seq = root, ov, max(f.seq, seq)
 	f.wov = f.ov.Clone()
 	f.gen.Add(1)
 	return nil

@@ -137,7 +137,7 @@ func TestSnapshot(t *testing.T) {
 	want := vfstest.Dump(t, f)
 	root, err := f.Root(ctx)
 	must(t, err)
-	snap := vfs.Snapshot(e.deps, root)
+	snap := vfs.Snapshot(e.deps, root, nil)
 	vfstest.Equal(t, want, vfstest.Dump(t, snap))
 	must(t, f.RemoveAll(ctx, "src"))
 	vfstest.Equal(t, want, vfstest.Dump(t, snap))

@@ -80,22 +80,6 @@ func (t *tx) CheckpointStaged(checkpointID string) ([]meta.Staged, error) {
 	return t.Staged(checkpointOwner(checkpointID))
 }
 
-// RestoreStaged implements meta.Tx.
-func (t *tx) RestoreStaged(checkpointID, workspaceID string) error {
-	op := fmt.Sprintf("restore staging rows of checkpoint %q to workspace %q", checkpointID, workspaceID)
-	if err := t.writable(op); err != nil {
-		return err
-	}
-	if err := t.needCheckpoint(op, checkpointID); err != nil {
-		return err
-	}
-	if err := t.needWorkspace(op, workspaceID); err != nil {
-		return err
-	}
-	t.share(checkpointOwner(checkpointID), workspaceID)
-	return nil
-}
-
 // FoldCheckpoint implements meta.Tx.
 func (t *tx) FoldCheckpoint(checkpointID string, root cas.Hash) error {
 	op := fmt.Sprintf("fold checkpoint %q", checkpointID)

@@ -47,10 +47,6 @@ func testStateCopies(t *testing.T, s meta.Store) {
 	})
 	checkCheckpointStaged(t, s, "cp", rows)
 
-	// Restore replaces the workspace's rows with the checkpoint's.
-	update(t, s, func(tx meta.Tx) error { return tx.RestoreStaged("cp", src) })
-	checkStaged(t, s, src, rows)
-
 	var unfolded []string
 	view(t, s, func(tx meta.Tx) (err error) {
 		unfolded, err = tx.UnfoldedCheckpoints()
@@ -90,8 +86,6 @@ func testStateCopies(t *testing.T, s meta.Store) {
 	wantErr(t, "CopyStaged from a missing workspace", err, fs.ErrNotExist)
 	err = s.Update(t.Context(), func(tx meta.Tx) error { return tx.SnapshotStaged(dst, "missing") })
 	wantErr(t, "SnapshotStaged to a missing checkpoint", err, fs.ErrNotExist)
-	err = s.Update(t.Context(), func(tx meta.Tx) error { return tx.RestoreStaged("missing", dst) })
-	wantErr(t, "RestoreStaged from a missing checkpoint", err, fs.ErrNotExist)
 	err = s.Update(t.Context(), func(tx meta.Tx) error { return tx.FoldCheckpoint("missing", hashOf("x")) })
 	wantErr(t, "FoldCheckpoint of a missing checkpoint", err, fs.ErrNotExist)
 }

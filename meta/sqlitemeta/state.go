@@ -17,8 +17,6 @@ const (
 	qClearCheckpointStaged = `DELETE FROM checkpoint_staging WHERE checkpoint_id = $1`
 	qSnapshotStaged        = `INSERT INTO checkpoint_staging (checkpoint_id, key, value, deleted, seq)
 	SELECT $2, key, value, deleted, seq FROM staging WHERE workspace_id = $1`
-	qRestoreStaged = `INSERT INTO staging (workspace_id, key, value, deleted, seq)
-	SELECT $2, key, value, deleted, seq FROM checkpoint_staging WHERE checkpoint_id = $1`
 	qCheckpointStaged    = `SELECT key, value, deleted, seq FROM checkpoint_staging WHERE checkpoint_id = $1 ORDER BY key`
 	qSetCheckpointRoot   = `UPDATE checkpoints SET root = $2 WHERE id = $1`
 	qUnfoldedCheckpoints = `SELECT DISTINCT checkpoint_id FROM checkpoint_staging ORDER BY checkpoint_id`
@@ -70,22 +68,6 @@ func (t *tx) SnapshotStaged(workspaceID, checkpointID string) error {
 // CheckpointStaged implements meta.Tx.
 func (t *tx) CheckpointStaged(checkpointID string) ([]meta.Staged, error) {
 	return t.stagedRows(fmt.Sprintf("list staging rows of checkpoint %q", checkpointID), qCheckpointStaged, checkpointID)
-}
-
-// RestoreStaged implements meta.Tx.
-func (t *tx) RestoreStaged(checkpointID, workspaceID string) error {
-	op := fmt.Sprintf("restore staging rows of checkpoint %q to workspace %q", checkpointID, workspaceID)
-	if err := t.exists(op, qCheckpointExists, checkpointID); err != nil {
-		return err
-	}
-	if err := t.exists(op, qWorkspaceExists, workspaceID); err != nil {
-		return err
-	}
-	if _, err := t.exec(op, qClearStaged, workspaceID); err != nil {
-		return err
-	}
-	_, err := t.exec(op, qRestoreStaged, checkpointID, workspaceID)
-	return err
 }
 
 // FoldCheckpoint implements meta.Tx.
