@@ -96,7 +96,8 @@ func New(opts Options) *Server {
 			Name:        tl.Name,
 			Description: tl.Description,
 			InputSchema: tl.InputSchema,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: tl.ReadOnly, DestructiveHint: boolPtr(!tl.ReadOnly), OpenWorldHint: boolPtr(false)},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: tl.ReadOnly, IdempotentHint: tl.ReadOnly,
+				DestructiveHint: boolPtr(!tl.ReadOnly), OpenWorldHint: boolPtr(false)},
 		}, s.handler(tl))
 	}
 	return s

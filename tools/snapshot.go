@@ -31,13 +31,17 @@ type forkIn struct {
 	Name string `json:"name" jsonschema:"name of the new workspace: letters, digits, '.', '_' or '-'"`
 }
 
-// maxDiffBytes caps the text of a diff result.
-const maxDiffBytes = 64 << 10
+// Caps of snapshot results: the text of a diff, and the newest
+// checkpoints listed.
+const (
+	maxDiffBytes   = 64 << 10
+	maxCheckpoints = 50
+)
 
 func (s *Set) addSnapshotTools() {
 	add(s, snapshotOp, "checkpoint", "Record the current state of the workspace under a label, to restore or diff against later. "+
 		"Cheap at any workspace size.", checkpointTool)
-	add(s, readOnly, "checkpoints", "List the workspace's checkpoints, oldest first.", checkpointsTool)
+	add(s, readOnly, "checkpoints", "List the workspace's checkpoints, oldest first (the newest 50).", checkpointsTool)
 	add(s, mutating, "restore", "Put the workspace back to a checkpoint, discarding every change made since.", restoreTool)
 	add(s, readOnly, "diff", "Show what changed between a checkpoint and the current state (or between two checkpoints), "+
 		"with unified diffs of text files.", diffTool)
@@ -86,6 +90,10 @@ func checkpointsTool(ctx context.Context, c *call, _ checkpointsIn) (string, err
 		return "no checkpoints yet; create one with the checkpoint tool", nil
 	}
 	var b strings.Builder
+	if len(cps) > maxCheckpoints {
+		fmt.Fprintf(&b, "… %d older checkpoints not shown\n", len(cps)-maxCheckpoints)
+		cps = cps[len(cps)-maxCheckpoints:]
+	}
 	for _, cp := range cps {
 		fmt.Fprintf(&b, "%s  %s%s\n", cp.ID, cp.CreatedAt.UTC().Format(time.RFC3339), labelNote(cp.Label))
 	}

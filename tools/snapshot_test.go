@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,13 @@ func TestSnapshots(t *testing.T) {
 	e.fails("stat", M{"path": "new.txt"}, "no such file")
 	if got := e.ok("checkpoints", M{}); !strings.Contains(got, `(label "green")`) {
 		t.Errorf("checkpoints = %q", got)
+	}
+	for i := range 60 {
+		e.ok("checkpoint", M{"label": fmt.Sprint("n", i)})
+	}
+	got = e.ok("checkpoints", M{})
+	if lines := strings.Split(got, "\n"); len(lines) != 51 || lines[0] != "… 11 older checkpoints not shown" || !strings.HasSuffix(lines[50], `(label "n59")`) {
+		t.Errorf("checkpoints: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
 	}
 }
 
