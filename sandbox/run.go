@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,8 +116,7 @@ func (r *run) start(ctx context.Context) (outcome, error) {
 	defer cancel()
 	stdout, stderr := &capped{max: r.max}, &capped{max: r.max}
 	cmd := exec.CommandContext(ctx, r.bwrap, r.args()...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr
-	cmd.Stdin = bytes.NewReader(nil)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr // stdin: /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
