@@ -19,7 +19,7 @@ func (s *Store) AuditLog() *audit.Log { return audit.NewLog(s.meta) }
 // returned by Root). Nothing keeps such a root alive: once no head or
 // checkpoint references it, garbage collection may remove its nodes and
 // reads fail with fs.ErrNotExist.
-func (w *Workspace) AtRoot(root cas.Hash) *vfs.FS { return vfs.Snapshot(w.store.deps(), root) }
+func (w *Workspace) AtRoot(root cas.Hash) *vfs.FS { return vfs.Snapshot(w.store.deps(), root, nil) }
 
 // AutoCheckpoint checkpoints the workspace under label and returns the
 // checkpoint's ID. Its signature is that of audit.Call.Checkpoint, so the
