@@ -11,6 +11,7 @@ import (
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
 )
 
 // Problem is one damaged reachable object.
@@ -63,9 +64,8 @@ func Check(ctx context.Context, d Deps, o Options) (*CheckReport, error) {
 		return nil, fmt.Errorf("check store: %w", err)
 	}
 	for _, size := range m.nodes {
-		if size > 0 {
-			r.Checked.Nodes++
-			r.Checked.NodeBytes += size
+		if size > 0 { // read and verified
+			r.Checked.add(kindNode, size)
 		}
 	}
 	if err := checkBodies(ctx, d, o, m, r, report); err != nil {
@@ -74,22 +74,20 @@ func Check(ctx context.Context, d Deps, o Options) (*CheckReport, error) {
 	if err := checkBlobs(ctx, d, o, m, r, report); err != nil {
 		return nil, fmt.Errorf("check store: %w", err)
 	}
-	for _, oi := range s.nodes {
-		if _, ok := m.nodes[oi.Hash]; !ok {
-			r.Orphans.Nodes++
-			r.Orphans.NodeBytes += oi.Size
-		}
-	}
-	for _, oi := range s.bodies {
-		if _, ok := m.bodies[oi.Hash]; !ok {
-			r.Orphans.Bodies++
-			r.Orphans.BodyBytes += oi.Size
+	for _, t := range []struct {
+		k      kind
+		stored []meta.ObjectInfo
+		marked map[cas.Hash]int64
+	}{{kindNode, s.nodes, m.nodes}, {kindBody, s.bodies, m.bodies}} {
+		for _, oi := range t.stored {
+			if _, ok := t.marked[oi.Hash]; !ok {
+				r.Orphans.add(t.k, oi.Size)
+			}
 		}
 	}
 	err = d.Blobs.List(ctx, func(bi blob.Info) error {
 		if _, ok := m.chunks[bi.ID]; !ok {
-			r.Orphans.Blobs++
-			r.Orphans.BlobBytes += bi.Size
+			r.Orphans.add(kindBlob, bi.Size)
 		}
 		return nil
 	})
@@ -120,8 +118,7 @@ func checkBodies(ctx context.Context, d Deps, o Options, m *marker, r *CheckRepo
 			}
 			continue
 		}
-		r.Checked.Bodies++
-		r.Checked.BodyBytes += int64(len(b))
+		r.Checked.add(kindBody, int64(len(b)))
 	}
 	return nil
 }
@@ -141,8 +138,7 @@ func checkBlobs(ctx context.Context, d Deps, o Options, m *marker, r *CheckRepor
 			}
 			continue
 		}
-		r.Checked.Blobs++
-		r.Checked.BlobBytes += int64(len(b))
+		r.Checked.add(kindBlob, int64(len(b)))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/blob"
@@ -60,6 +61,26 @@ func openEnv(t testing.TB, dir string) *env {
 
 // kvOf returns a tree reader over e's metadata.
 func kvOf(e *env) *kv.Store { return kv.New(e.meta, kv.Options{}) }
+
+// settle waits until the store has folded every checkpoint's staging
+// delta (it does so in the background), so that no fold changes what is
+// reachable while the test compares.
+func (e *env) settle(t fataler) {
+	for {
+		var ids []string
+		err := e.meta.View(context.Background(), func(tx meta.Tx) (err error) {
+			ids, err = tx.UnfoldedCheckpoints()
+			return err
+		})
+		if err != nil {
+			t.Fatalf("list unfolded checkpoints: %v", err)
+		}
+		if len(ids) == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // hashSet is a set of hashes.
 type hashSet map[cas.Hash]bool

@@ -64,12 +64,25 @@ func (m *marker) staged(rows []meta.Staged) error {
 
 // entry marks the body or chunks a key/value references.
 func (m *marker) entry(key, value []byte) error {
+	err := contentRefs(key, value, func(k kind, h cas.Hash, size int64) {
+		if k == kindBody {
+			m.bodies[h] = size
+		} else {
+			m.chunks[h] = size
+		}
+	})
+	if err != nil && m.failed != nil {
+		return m.failed("manifest", cas.Sum(value), err)
+	}
+	return err
+}
+
+// contentRefs calls fn for the inline body or each blob chunk a key/value
+// of a workspace's key space references (see vfs.ContentRefs).
+func contentRefs(key, value []byte, fn func(k kind, h cas.Hash, size int64)) error {
 	man, ok, err := vfs.ContentRefs(key, value)
 	if err != nil {
-		if m.failed == nil {
-			return fmt.Errorf("read manifest: %w", err)
-		}
-		return m.failed("manifest", cas.Sum(value), err)
+		return fmt.Errorf("read manifest: %w", err)
 	}
 	if !ok {
 		return nil
@@ -78,9 +91,9 @@ func (m *marker) entry(key, value []byte) error {
 		switch {
 		case e.Hash.IsZero():
 		case man.Inline:
-			m.bodies[e.Hash] = e.Size
+			fn(kindBody, e.Hash, e.Size)
 		default:
-			m.chunks[e.Hash] = e.Size
+			fn(kindBlob, e.Hash, e.Size)
 		}
 	}
 	return nil
@@ -106,17 +119,13 @@ func (m *marker) owners(ctx context.Context, s *snapshot, o Options) error {
 // counts tallies the marked objects.
 func (m *marker) counts() Counts {
 	var c Counts
-	for _, n := range m.nodes {
-		c.Nodes++
-		c.NodeBytes += n
-	}
-	for _, n := range m.bodies {
-		c.Bodies++
-		c.BodyBytes += n
-	}
-	for _, n := range m.chunks {
-		c.Blobs++
-		c.BlobBytes += n
+	for _, t := range []struct {
+		k    kind
+		objs map[cas.Hash]int64
+	}{{kindNode, m.nodes}, {kindBody, m.bodies}, {kindBlob, m.chunks}} {
+		for _, size := range t.objs {
+			c.add(t.k, size)
+		}
 	}
 	return c
 }

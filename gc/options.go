@@ -95,3 +95,27 @@ func (c Counts) Add(d Counts) Counts {
 		Blobs: c.Blobs + d.Blobs, BlobBytes: c.BlobBytes + d.BlobBytes,
 	}
 }
+
+// kind is the kind of a stored object.
+type kind int
+
+const (
+	kindNode kind = iota
+	kindBody
+	kindBlob
+)
+
+// add counts one object of kind k and size bytes.
+func (c *Counts) add(k kind, size int64) {
+	switch k {
+	case kindNode:
+		c.Nodes++
+		c.NodeBytes += size
+	case kindBody:
+		c.Bodies++
+		c.BodyBytes += size
+	case kindBlob:
+		c.Blobs++
+		c.BlobBytes += size
+	}
+}

@@ -56,36 +56,30 @@ func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 	}
 	p.Reachable = m.counts()
 
-	for _, oi := range s.nodes {
-		if _, ok := m.nodes[oi.Hash]; ok {
-			continue
-		}
-		if oi.TouchedAt.Before(p.Cutoff) {
-			p.Nodes = append(p.Nodes, oi.Hash)
-			p.Garbage.Nodes++
-			p.Garbage.NodeBytes += oi.Size
-		} else {
-			p.Young.Nodes++
-			p.Young.NodeBytes += oi.Size
-		}
-	}
-	for _, oi := range s.bodies {
-		if _, ok := m.bodies[oi.Hash]; ok {
-			continue
-		}
-		if oi.TouchedAt.Before(p.Cutoff) {
-			p.Bodies = append(p.Bodies, oi.Hash)
-			p.Garbage.Bodies++
-			p.Garbage.BodyBytes += oi.Size
-		} else {
-			p.Young.Bodies++
-			p.Young.BodyBytes += oi.Size
-		}
-	}
+	p.Nodes = p.sortObjects(kindNode, s.nodes, m.nodes)
+	p.Bodies = p.sortObjects(kindBody, s.bodies, m.bodies)
 	if err := p.listBlobs(ctx, s, m); err != nil {
 		return nil, fmt.Errorf("plan collection: %w", err)
 	}
 	return p, nil
+}
+
+// sortObjects sorts the stored objects of kind k that marked lacks into
+// garbage (touched before the cutoff, returned) and young.
+func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash]int64) []cas.Hash {
+	var garbage []cas.Hash
+	for _, oi := range stored {
+		if _, ok := marked[oi.Hash]; ok {
+			continue
+		}
+		if oi.TouchedAt.Before(p.Cutoff) {
+			garbage = append(garbage, oi.Hash)
+			p.Garbage.add(k, oi.Size)
+		} else {
+			p.Young.add(k, oi.Size)
+		}
+	}
+	return garbage
 }
 
 // listBlobs sorts the stored blobs the roots do not reach into garbage and
@@ -108,14 +102,12 @@ func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker) error {
 			return nil
 		}
 		if held[bi.ID] || !bi.ModTime.Before(p.Cutoff) {
-			p.Young.Blobs++
-			p.Young.BlobBytes += bi.Size
+			p.Young.add(kindBlob, bi.Size)
 			return nil
 		}
 		p.Blobs = append(p.Blobs, bi.ID)
 		p.sizes[bi.ID] = bi.Size
-		p.Garbage.Blobs++
-		p.Garbage.BlobBytes += bi.Size
+		p.Garbage.add(kindBlob, bi.Size)
 		return nil
 	})
 }

@@ -173,7 +173,8 @@ func TestGCModel(t *testing.T) {
 // against the model: every live file reads back; nothing a live file uses
 // is gone. Without grace it then folds every workspace (entries a staging
 // row shadows stay reachable until their tree is folded) and collects
-// again: exactly what live files use must remain.
+// again, once the store has folded the checkpoints' staging deltas too:
+// exactly what live files use must remain.
 func collect(rt *rapid.T, e *env, m *model, grace time.Duration) {
 	ctx := context.Background()
 	blobsBefore, bodiesBefore, _ := e.stored()
@@ -214,6 +215,7 @@ func collect(rt *rapid.T, e *env, m *model, grace time.Duration) {
 			rt.Fatal(err)
 		}
 	}
+	e.settle(rt)
 	if _, err := e.s.GC(ctx, forkspace.GCOptions{Grace: grace}); err != nil {
 		rt.Fatal(err)
 	}

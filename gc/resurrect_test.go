@@ -49,7 +49,7 @@ func TestDedupOntoPlannedBlob(t *testing.T) {
 	e := openEnv(t, t.TempDir())
 	data := pool[5]
 	w, h := garbageBlob(t, e, data)
-	p, err := gc.NewPlan(ctx, gc.Deps{Meta: e.meta, Blobs: e.blobs, KV: kvOf(e)}, gc.Options{Grace: gc.NoGrace})
+	p, err := gc.NewPlan(ctx, deps(e), gc.Options{Grace: gc.NoGrace, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/kv"
-	"github.com/forkspace/forkspace/vfs"
 )
 
 // Usage is the space accounting of a store.
@@ -36,12 +35,6 @@ type WorkspaceUsage struct {
 // multi reached by several.
 const multi = -1
 
-// owners records, per object, which workspace reaches it.
-type owners struct {
-	nodes, bodies, chunks map[cas.Hash]int
-	sizes                 map[cas.Hash]int64 // node sizes
-}
-
 // join records that owner me reaches an object whose state was st and
 // reports the new state and whether it changed.
 func join(st, me int) (int, bool) {
@@ -54,46 +47,56 @@ func join(st, me int) (int, bool) {
 	return multi, true
 }
 
+// objectKey names an object: a blob chunk and an inline body may hold the
+// same bytes.
+type objectKey struct {
+	kind kind
+	hash cas.Hash
+}
+
+// object is an object's ownership state and size.
+type object struct {
+	owner int
+	size  int64
+}
+
 // ComputeUsage attributes every reachable object to the workspaces that
-// reach it. A subtree is walked at most three times in all (unseen, one
+// reach it. A subtree is entered at most three times in all (unseen, one
 // owner, several) to find owners, then once per workspace that reaches it
-// to total shared bytes.
+// to total its exclusive and shared bytes.
 func ComputeUsage(ctx context.Context, d Deps, o Options) (*Usage, error) {
 	o = o.withDefaults()
 	s, err := readSnapshot(ctx, d, o, true)
 	if err != nil {
 		return nil, fmt.Errorf("compute usage: %w", err)
 	}
-	ow := &owners{nodes: map[cas.Hash]int{}, bodies: map[cas.Hash]int{}, chunks: map[cas.Hash]int{}, sizes: map[cas.Hash]int64{}}
-	chunkSizes, bodySizes := map[cas.Hash]int64{}, map[cas.Hash]int64{}
+	objs := map[objectKey]*object{}
+	get := func(k kind, h cas.Hash) *object {
+		ob := objs[objectKey{k, h}]
+		if ob == nil {
+			ob = &object{}
+			objs[objectKey{k, h}] = ob
+		}
+		return ob
+	}
 	for i := range s.owners {
 		o.progress("attribute", int64(i), int64(len(s.owners)))
 		me := i + 1
 		ref := func(key, value []byte) error {
-			m, ok, err := vfs.ContentRefs(key, value)
-			if err != nil || !ok {
-				return err
-			}
-			for _, e := range m.Extents {
-				switch {
-				case e.Hash.IsZero():
-				case m.Inline:
-					ow.bodies[e.Hash], _ = join(ow.bodies[e.Hash], me)
-					bodySizes[e.Hash] = e.Size
-				default:
-					ow.chunks[e.Hash], _ = join(ow.chunks[e.Hash], me)
-					chunkSizes[e.Hash] = e.Size
-				}
-			}
-			return nil
+			return contentRefs(key, value, func(k kind, h cas.Hash, size int64) {
+				ob := get(k, h)
+				ob.owner, _ = join(ob.owner, me)
+				ob.size = size
+			})
 		}
 		fns := kv.WalkFuncs{
 			Enter: func(h cas.Hash) bool {
-				st, changed := join(ow.nodes[h], me)
-				ow.nodes[h] = st
+				ob := get(kindNode, h)
+				var changed bool
+				ob.owner, changed = join(ob.owner, me)
 				return changed
 			},
-			Node: func(h cas.Hash, size int) error { ow.sizes[h] = int64(size); return nil },
+			Node: func(h cas.Hash, size int) error { get(kindNode, h).size = int64(size); return nil },
 			Leaf: ref,
 		}
 		if err := s.owners[i].walk(ctx, d.KV, fns, ref); err != nil {
@@ -101,77 +104,45 @@ func ComputeUsage(ctx context.Context, d Deps, o Options) (*Usage, error) {
 		}
 	}
 	u := &Usage{}
+	for key, ob := range objs {
+		u.Reachable.add(key.kind, ob.size)
+	}
 	for i, w := range s.owners {
 		o.progress("total", int64(i), int64(len(s.owners)))
 		wu := WorkspaceUsage{ID: w.id, Name: w.name}
 		me := i + 1
-		seen := map[cas.Hash]bool{}
-		add := func(st int, excl, shared *int64, exclB, sharedB *int64, size int64) {
-			if st == me {
-				*excl++
-				*exclB += size
-			} else {
-				*shared++
-				*sharedB += size
+		seen := map[objectKey]bool{}
+		visit := func(k kind, h cas.Hash) bool {
+			key := objectKey{k, h}
+			if seen[key] {
+				return false
 			}
+			seen[key] = true
+			ob := objs[key]
+			if ob.owner == me {
+				wu.Exclusive.add(k, ob.size)
+			} else {
+				wu.Shared.add(k, ob.size)
+			}
+			return true
 		}
 		ref := func(key, value []byte) error {
-			m, ok, err := vfs.ContentRefs(key, value)
-			if err != nil || !ok {
-				return err
-			}
-			for _, e := range m.Extents {
-				if e.Hash.IsZero() || seen[e.Hash] {
-					continue
-				}
-				seen[e.Hash] = true
-				if m.Inline {
-					add(ow.bodies[e.Hash], &wu.Exclusive.Bodies, &wu.Shared.Bodies, &wu.Exclusive.BodyBytes, &wu.Shared.BodyBytes, e.Size)
-				} else {
-					add(ow.chunks[e.Hash], &wu.Exclusive.Blobs, &wu.Shared.Blobs, &wu.Exclusive.BlobBytes, &wu.Shared.BlobBytes, e.Size)
-				}
-			}
-			return nil
+			return contentRefs(key, value, func(k kind, h cas.Hash, _ int64) { visit(k, h) })
 		}
-		fns := kv.WalkFuncs{
-			Enter: func(h cas.Hash) bool {
-				if seen[h] {
-					return false
-				}
-				seen[h] = true
-				add(ow.nodes[h], &wu.Exclusive.Nodes, &wu.Shared.Nodes, &wu.Exclusive.NodeBytes, &wu.Shared.NodeBytes, ow.sizes[h])
-				return true
-			},
-			Leaf: ref,
-		}
-		if err := w.walk(ctx, d.KV, fns, ref); err != nil {
+		enter := func(h cas.Hash) bool { return visit(kindNode, h) }
+		if err := w.walk(ctx, d.KV, kv.WalkFuncs{Enter: enter, Leaf: ref}, ref); err != nil {
 			return nil, fmt.Errorf("compute usage: %w", err)
 		}
 		u.Workspaces = append(u.Workspaces, wu)
 	}
-	for h := range ow.nodes {
-		u.Reachable.Nodes++
-		u.Reachable.NodeBytes += ow.sizes[h]
-	}
-	for h := range ow.bodies {
-		u.Reachable.Bodies++
-		u.Reachable.BodyBytes += bodySizes[h]
-	}
-	for h := range ow.chunks {
-		u.Reachable.Blobs++
-		u.Reachable.BlobBytes += chunkSizes[h]
-	}
 	for _, oi := range s.nodes {
-		u.Stored.Nodes++
-		u.Stored.NodeBytes += oi.Size
+		u.Stored.add(kindNode, oi.Size)
 	}
 	for _, oi := range s.bodies {
-		u.Stored.Bodies++
-		u.Stored.BodyBytes += oi.Size
+		u.Stored.add(kindBody, oi.Size)
 	}
 	err = d.Blobs.List(ctx, func(bi blob.Info) error {
-		u.Stored.Blobs++
-		u.Stored.BlobBytes += bi.Size
+		u.Stored.add(kindBlob, bi.Size)
 		return nil
 	})
 	if err != nil {
