@@ -33,6 +33,9 @@ need bwrap bubblewrap
 # cmd/forkspace: the MCP Inspector (an MCP client from npm) checks the
 # server; with CI=true its test fails when npx is missing.
 need npx npm
+# mount/gitmount: test repositories are built with git and served by
+# git http-backend; with CI=true the tests fail when git is missing.
+need git
 
 echo "== gofmt"
 unformatted=$(gofmt -l .)

@@ -317,13 +317,13 @@ func TestCredentialsFromEnvironment(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	t.Setenv("AWS_SESSION_TOKEN", "")
-	u, err := url.Parse("s3://" + bucket + "/p?path_style=true&mode=rw&endpoint=" + url.QueryEscape(srv.URL))
+	raw := "s3://" + bucket + "/p?path_style=true&mode=rw&endpoint=" + url.QueryEscape(srv.URL)
+	m, opts, source, err := mount.ParseURL(raw, mount.Drivers{s3mount.Scheme: s3mount.New})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("parse url: %v", err)
 	}
-	m, err := s3mount.New(u, mount.Options{Mode: mount.ReadWrite})
-	if err != nil {
-		t.Fatalf("new: %v", err)
+	if opts.Mode != mount.ReadWrite {
+		t.Fatalf("mode = %q, want read-write", opts.Mode)
 	}
 	lazy := m.(mount.Lazy)
 	entries, err := lazy.List(t.Context())
@@ -331,7 +331,7 @@ func TestCredentialsFromEnvironment(t *testing.T) {
 		t.Fatalf("list = %v, %v", entries, err)
 	}
 	var seen bytes.Buffer
-	fmt.Fprintf(&seen, "%v %+v %#v %s", m, m, entries, u)
+	fmt.Fprintf(&seen, "%v %+v %#v %s", m, m, entries, source)
 	if _, err := lazy.Fetch(t.Context(), "missing"); err != nil {
 		seen.WriteString(err.Error())
 	}
@@ -342,9 +342,17 @@ func TestCredentialsFromEnvironment(t *testing.T) {
 		t.Fatal("Credentials formatting shows the secret")
 	}
 
-	m, err = s3mount.New(u, mount.Options{})
+	// Reopening from the persisted source finds the credentials in the
+	// environment again; without mode=rw the mount refuses writes.
+	if m, _, _, err = mount.ParseURL(source, mount.Drivers{s3mount.Scheme: s3mount.New}); err != nil {
+		t.Fatalf("reopen from the persisted source %q: %v", source, err)
+	}
+	if _, err := m.(mount.Lazy).Fetch(t.Context(), "f"); err != nil {
+		t.Fatalf("fetch after reopen: %v", err)
+	}
+	m, _, _, err = mount.ParseURL(strings.Replace(source, "mode=rw", "mode=ro", 1), mount.Drivers{s3mount.Scheme: s3mount.New})
 	if err != nil {
-		t.Fatalf("new: %v", err)
+		t.Fatal(err)
 	}
 	if _, err := m.(mount.Writable).Put(t.Context(), "f", nil, ""); !errors.Is(err, errdefs.ErrReadOnly) {
 		t.Fatalf("put through a read-only URL mount = %v, want errdefs.ErrReadOnly", err)

@@ -12,19 +12,12 @@ import (
 // Scheme is the mount URL scheme this package serves.
 const Scheme = "s3"
 
-// commonKeys are the query parameters every mount URL may carry; the mount
-// table reads them into mount.Options, this package ignores them.
-var commonKeys = map[string]bool{
-	"mode": true, "ignore": true, "write_back": true, "write_back_ms": true,
-	"max_bytes": true, "max_entries": true,
-}
-
 // New builds a Mount from a mount URL
 //
 //	s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path_style=true&page_size=N]
 //
-// plus the common mount parameters (mode, ignore, …), which the caller has
-// already read into opts. Credentials come from the environment (see
+// The common mount parameters (mode, ignore, …) were already read into opts
+// and removed from u by mount.ParseURL. Credentials come from the environment (see
 // Options.Credentials); a URL with user information is rejected, so a mount
 // URL is safe to persist. A read-only opts.Mode makes the mount refuse
 // writes. Errors wrap fs.ErrInvalid and name the offending part.
@@ -75,9 +68,8 @@ func parseURL(u *url.URL) (Options, error) {
 				return bad("page_size %q is not a positive integer", v)
 			}
 			o.PageSize = int32(n)
-		case commonKeys[k]:
 		default:
-			return bad("unknown parameter %q (known: endpoint, region, path_style, page_size and the common mount options)", k)
+			return bad("unknown parameter %q (known: endpoint, region, path_style, page_size)", k)
 		}
 	}
 	return o, nil
