@@ -20,7 +20,7 @@ func TestParseURL(t *testing.T) {
 			url:  "s3://bucket/prefix?endpoint=http://127.0.0.1:9000&region=eu-west-3&path_style=true&page_size=10",
 			want: Options{Bucket: "bucket", Prefix: "/prefix", Endpoint: "http://127.0.0.1:9000", Region: "eu-west-3", PathStyle: true, PageSize: 10},
 		},
-				{url: "s3:///prefix", wantErr: "missing bucket"},
+		{url: "s3:///prefix", wantErr: "missing bucket"},
 		{url: "s3://AKIA:secret@b/p", wantErr: "credentials in the url"},
 		{url: "gs://b", wantErr: "scheme"},
 		{url: "s3://b?endpoint=ftp://x", wantErr: "endpoint"},
