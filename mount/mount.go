@@ -128,6 +128,10 @@ type Options struct {
 	// either fails the index before anything lands.
 	MaxBytes   int64
 	MaxEntries int64
+	// ForkWriteBack lets a fork of the workspace write back to a
+	// read-write source too. By default a fork's copy of a read-write
+	// mount is local-only: writes stay in the fork.
+	ForkWriteBack bool
 }
 
 // Spec is one row of a workspace's mount table: a mount (or a factory) at

@@ -23,6 +23,13 @@ func (f *FS) stat(ctx context.Context, op, name string, follow bool) (fs.FileInf
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
+	if v, rel, ok := f.virtual(name); ok {
+		vi, err := v.Stat(ctx, rel)
+		if err != nil {
+			return nil, virtErr(op, name, err)
+		}
+		return namedInfo{FileInfo: vi, name: path.Base(name)}, nil
+	}
 	fi := &fileInfo{name: path.Base(name)}
 	err := f.read(op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, follow)

@@ -76,6 +76,10 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
+	if v, rel, ok := f.virtual(name); ok {
+		out, err := v.ReadDir(ctx, rel)
+		return out, virtErr(op, name, err)
+	}
 	var out []fs.DirEntry
 	err := f.read(op, name, func(t *txn) error {
 		n, err := t.lookupDir(ctx, name)
@@ -144,6 +148,9 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err := validPath(op, name); err != nil {
 		return err
 	}
+	if done, err := f.virtualRemove(ctx, op, name); done {
+		return err
+	}
 	return f.update(ctx, op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, false)
 		if err != nil {
@@ -170,6 +177,9 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	const op = "removeall"
 	if err := validPath(op, name); err != nil {
+		return err
+	}
+	if done, err := f.virtualRemove(ctx, op, name); done {
 		return err
 	}
 	return f.update(ctx, op, name, func(t *txn) error {

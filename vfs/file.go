@@ -97,6 +97,14 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
+	if _, _, ok := f.virtual(name); ok {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: handles on a virtual mount (use ReadFile/WriteFile)", errors.ErrUnsupported)}
+	}
+	if flag&O_TRUNC == 0 {
+		if err := f.hydrate(ctx, op, name); err != nil {
+			return nil, err
+		}
+	}
 	h := &File{fs: f, ctx: context.WithoutCancel(ctx), name: name, flag: flag}
 	if flag&(accessMask|O_CREATE|O_TRUNC|O_APPEND) == O_RDONLY {
 		err := f.read(op, name, func(t *txn) error {

@@ -19,6 +19,13 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
+	if v, rel, ok := f.virtual(name); ok {
+		data, err := v.ReadFile(ctx, rel)
+		return data, virtErr(op, name, err)
+	}
+	if err := f.hydrate(ctx, op, name); err != nil {
+		return nil, err
+	}
 	var m content.Manifest
 	err := f.read(op, name, func(t *txn) error {
 		n, err := t.lookupFile(ctx, name)
@@ -73,6 +80,9 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 		return err
 	}
 	if err := f.writable(op, name); err != nil {
+		return err
+	}
+	if done, err := f.virtualWrite(ctx, op, name, data, perm); done {
 		return err
 	}
 	if q := f.quota.MaxBytes; q > 0 && int64(len(data)) > q {
@@ -148,6 +158,9 @@ func (f *FS) Truncate(ctx context.Context, name string, size int64) error {
 	}
 	if size < 0 {
 		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: negative size", fs.ErrInvalid)}
+	}
+	if err := f.hydrate(ctx, op, name); err != nil {
+		return err
 	}
 	var base content.Manifest
 	err := f.read(op, name, func(t *txn) error {

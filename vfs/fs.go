@@ -82,6 +82,8 @@ type FS struct {
 	ov   *kv.Overlay // durable staged mutations; nil for a snapshot
 
 	commits committer
+
+	hooks Hooks // nil: no mounts (see SetHooks)
 }
 
 // Open returns the live filesystem of workspace ws. It reads the
@@ -219,8 +221,24 @@ func (f *FS) update(ctx context.Context, op, name string, fn func(t *txn) error)
 
 // updateContent is update for an operation that records content whose
 // chunks are held by upload intents: the commit releases them. When it
-// fails the intents stay held; the caller retries or releases them.
+// fails the intents stay held; the caller retries or releases them. The
+// hooks (SetHooks) may refuse the mutation first and hear of it after.
 func (f *FS) updateContent(ctx context.Context, op, name string, in content.Intents, fn func(t *txn) error) error {
+	if f.readOnly {
+		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	}
+	if err := f.checkWrite(op, name); err != nil {
+		return err
+	}
+	if err := f.mutate(ctx, op, name, in, fn); err != nil {
+		return err
+	}
+	f.changed(name)
+	return nil
+}
+
+// mutate is updateContent without the hooks.
+func (f *FS) mutate(ctx context.Context, op, name string, in content.Intents, fn func(t *txn) error) error {
 	if f.readOnly {
 		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
 	}

@@ -67,11 +67,16 @@ func (v IOFS) rel(err error) error {
 	return &fs.PathError{Op: pe.Op, Path: p, Err: pe.Err}
 }
 
-// Open opens name for reading; the result is a *File.
+// Open opens name for reading; the result is a *File (an in-memory file
+// under a virtual mount).
 func (v IOFS) Open(name string) (fs.File, error) {
 	p, err := v.join("open", name)
 	if err != nil {
 		return nil, err
+	}
+	if vm, rel, ok := v.fsys.virtual(p); ok {
+		fl, err := openVirtual(v.ctx, vm, rel, name)
+		return fl, v.rel(err)
 	}
 	h, err := v.fsys.Open(v.ctx, p)
 	if err != nil {

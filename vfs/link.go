@@ -66,7 +66,7 @@ func (f *FS) Readlink(ctx context.Context, name string) (string, error) {
 // symbolic link is linked itself, not followed). Directories cannot be
 // linked (fs.ErrPermission); an existing newname is fs.ErrExist. Errors
 // name oldname.
-func (f *FS) Link(ctx context.Context, oldname, newname string) error {
+func (f *FS) Link(ctx context.Context, oldname, newname string) (err error) {
 	const op = "link"
 	if err := validPath(op, oldname); err != nil {
 		return err
@@ -74,6 +74,10 @@ func (f *FS) Link(ctx context.Context, oldname, newname string) error {
 	if err := validPath(op, newname); err != nil {
 		return err
 	}
+	if err := f.checkWrite(op, newname); err != nil {
+		return err
+	}
+	defer f.changedOn(&err, newname)
 	return f.update(ctx, op, oldname, func(t *txn) error {
 		src, err := t.lookup(ctx, oldname, false)
 		if err != nil {

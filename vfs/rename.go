@@ -16,7 +16,7 @@ import (
 // subtree (or the root anywhere) fs.ErrInvalid. Symbolic links are moved,
 // not followed. Renaming a file onto itself, or onto another hard link of
 // the same inode, does nothing. Errors name oldname.
-func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
+func (f *FS) Rename(ctx context.Context, oldname, newname string) (err error) {
 	const op = "rename"
 	if err := validPath(op, oldname); err != nil {
 		return err
@@ -24,6 +24,10 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if err := validPath(op, newname); err != nil {
 		return err
 	}
+	if err := f.checkWrite(op, newname); err != nil {
+		return err
+	}
+	defer f.changedOn(&err, newname)
 	return f.update(ctx, op, oldname, func(t *txn) error {
 		// Both parents resolve before the source must exist, as in
 		// rename(2).

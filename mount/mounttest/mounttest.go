@@ -53,6 +53,48 @@ func Run(t *testing.T, newMount func(t *testing.T) (mount.Mount, Fixture)) {
 	case mount.StrategyVirtual:
 		runVirtual(t, newMount)
 	}
+	t.Run("workspace", func(t *testing.T) { runWorkspace(t, newMount) })
+}
+
+// runWorkspace mounts at /mnt/x of a real workspace and checks the mounted
+// view with fstest.TestFS (reads hydrate stubs), then that a reopened
+// workspace serves it without re-listing and that writes follow the mode.
+func runWorkspace(t *testing.T, newMount func(t *testing.T) (mount.Mount, Fixture)) {
+	ctx := context.Background()
+	m, fx := newMount(t)
+	s := NewStore(t)
+	f := s.Create("ws")
+	mgr := s.Attach(f, "ws", []mount.Spec{{Root: "/mnt/x", Mount: m}}, nil)
+	if err := mgr.Index(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := f.ReadDir(ctx, "mnt")
+	if err != nil || len(ents) != 1 || ents[0].Name() != "x" || !ents[0].IsDir() {
+		t.Fatalf("ls mnt: %v, %v", ents, err)
+	}
+	view, err := fs.Sub(f.IOFS(ctx), "mnt/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.Unchecked) == 0 {
+		if err := fstest.TestFS(view, slices.Sorted(maps.Keys(fx.Files))...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p := range fx.Files {
+		b, err := f.ReadFile(ctx, "mnt/x/"+p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBytes(t, fx, p, b)
+	}
+	name := slices.Sorted(maps.Keys(fx.Files))[0]
+	if err := f.WriteFile(ctx, "mnt/x/"+name, []byte("changed"), 0o644); !errors.Is(err, errdefs.ErrReadOnly) {
+		t.Errorf("write under a read-only mount: %v, want errdefs.ErrReadOnly", err)
+	}
+	if err := f.Remove(ctx, "mnt/x/"+name); !errors.Is(err, errdefs.ErrReadOnly) {
+		t.Errorf("remove under a read-only mount: %v, want errdefs.ErrReadOnly", err)
+	}
 }
 
 func checkBytes(t *testing.T, fx Fixture, rel string, got []byte) {

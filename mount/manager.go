@@ -1,0 +1,280 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// Extended attributes the manager keeps in the workspace tree, so forks,
+// checkpoints and restores carry them with the files.
+const (
+	// rootAttr, on a mount root directory, records the index (rootState).
+	rootAttr = "trusted.forkspace.mount"
+	// versionAttr, on a file from a lazy mount, is its upstream version.
+	versionAttr = "trusted.forkspace.version"
+)
+
+// DefaultConcurrency bounds parallel fetches (Prefetch) and puts (Flush).
+const DefaultConcurrency = 8
+
+// Config configures a Manager.
+type Config struct {
+	// FS is the workspace's live filesystem; Attach installs the hooks.
+	FS *vfs.FS
+	// Meta persists pending write-back (a setting per workspace).
+	Meta  meta.Store
+	Table *Table
+	// Context is given to factories; WorkspaceID also tells a fork (a
+	// workspace reading an index another workspace made) from the owner.
+	Context Context
+	// OnConflict hears of every conflict; nil accepts.
+	OnConflict ConflictHook
+	// Concurrency bounds parallel fetches and puts (default
+	// DefaultConcurrency).
+	Concurrency int
+	// Logger receives background write-back failures (default
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+// Manager runs one workspace's mount table: it indexes mounts on first use
+// (all in parallel), hydrates stubs on first read, serves virtual mounts,
+// enforces read-only mounts and writes changes under read-write mounts
+// back to their sources.
+//
+// Concurrency: safe for concurrent use. Close it before closing the FS.
+type Manager struct {
+	cfg    Config
+	log    *slog.Logger
+	mounts []*mounted // sorted by root, like the table
+
+	indexMu   sync.Mutex
+	indexDone chan struct{} // closed when the first lazy index finished
+	indexed   bool
+
+	flights flights
+
+	wb writeBack
+}
+
+// mounted is one row of the table at run time.
+type mounted struct {
+	spec Spec
+	path string // the FS path of the root ("data" for "/data")
+
+	mu       sync.Mutex // guards m, strategy, err, local; held while building
+	m        Mount
+	strategy Strategy
+	// local is set for a fork's copy of a read-write mount: writes stay in
+	// the workspace and are never written back.
+	local bool
+	// flushMu serialises write-back to this mount.
+	flushMu sync.Mutex
+}
+
+// rootState is the JSON value of rootAttr.
+type rootState struct {
+	Kind     string    `json:"kind"`
+	Source   string    `json:"source,omitempty"`
+	Owner    string    `json:"owner"` // the workspace that indexed it
+	Indexed  time.Time `json:"indexed"`
+	Entries  int64     `json:"entries"`
+	Bytes    int64     `json:"bytes"`
+	Strategy Strategy  `json:"strategy"`
+}
+
+var _ vfs.Hooks = (*Manager)(nil)
+
+// Attach builds a Manager for cfg and installs it as cfg.FS's hooks. It
+// resumes the pending write-back persisted by an earlier Manager of the
+// same workspace (scheduled again; manual mounts wait for Flush). It does
+// not index: the first operation that touches the FS does (Index).
+func Attach(ctx context.Context, cfg Config) (*Manager, error) {
+	if cfg.FS == nil || cfg.Meta == nil || cfg.Table == nil {
+		return nil, fmt.Errorf("attach mounts: %w: FS, Meta and Table are required", fs.ErrInvalid)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	m.log = m.log.With("component", "mount", "workspace", cfg.Context.WorkspaceID)
+	for _, s := range cfg.Table.Specs() {
+		m.mounts = append(m.mounts, &mounted{spec: s, path: s.Root[1:]})
+	}
+	m.wb.init(m)
+	if err := m.wb.load(ctx); err != nil {
+		return nil, fmt.Errorf("attach mounts: %w", err)
+	}
+	cfg.FS.SetHooks(m)
+	return m, nil
+}
+
+// Close stops write-back timers and waits for write-backs in flight.
+// Pending write-back stays persisted and resumes with the next Attach;
+// call Flush first to push it now. The hooks stay installed (later
+// mutations under read-write mounts are recorded as pending). Close is
+// idempotent.
+func (m *Manager) Close() error {
+	m.wb.close()
+	return nil
+}
+
+// match returns the mounted row whose root is the longest prefix of name.
+func (m *Manager) match(name string) (*mounted, string, bool) {
+	s, rel, ok := m.cfg.Table.Match(name)
+	if !ok {
+		return nil, "", false
+	}
+	for _, mt := range m.mounts {
+		if mt.spec.Root == s.Root {
+			return mt, rel, true
+		}
+	}
+	return nil, "", false
+}
+
+// byRoot returns the row of root ("/data"); "" is every row.
+func (m *Manager) byRoot(root string) ([]*mounted, error) {
+	if root == "" {
+		return m.mounts, nil
+	}
+	for _, mt := range m.mounts {
+		if mt.spec.Root == root {
+			return []*mounted{mt}, nil
+		}
+	}
+	return nil, fmt.Errorf("mount %s: %w", root, fs.ErrNotExist)
+}
+
+// build returns mt's mount, calling the factory once.
+func (m *Manager) build(ctx context.Context, mt *mounted) (Mount, Strategy, error) {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if mt.m != nil {
+		return mt.m, mt.strategy, nil
+	}
+	mc := m.cfg.Context
+	mc.Root = mt.spec.Root
+	mnt, err := Build(ctx, mt.spec, mc)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := StrategyOf(mnt)
+	if err != nil {
+		return nil, "", err
+	}
+	mt.m, mt.strategy = mnt, st
+	return mnt, st, nil
+}
+
+// CheckWrite refuses mutations under read-only mounts
+// (errdefs.ErrReadOnly) and of a mount root itself (errdefs.ErrBusy).
+func (m *Manager) CheckWrite(op, name string) error {
+	mt, rel, ok := m.match(name)
+	switch {
+	case !ok:
+		return nil
+	case rel == ".":
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: mount point of %s", errdefs.ErrBusy, mt.spec.Root)}
+	case mt.spec.Options.Mode == ReadOnly:
+		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	}
+	return nil
+}
+
+// Changed records a mutation under a read-write mount for write-back.
+func (m *Manager) Changed(name string) {
+	mt, rel, ok := m.match(name)
+	if !ok || rel == "." || mt.spec.Options.Mode != ReadWrite || m.cfg.Table.Ignored(name) {
+		return
+	}
+	m.wb.mark(mt, rel)
+}
+
+// Virtual serves virtual mounts. It is the first hook every path
+// operation calls, so it also starts the first index (and waits for it).
+func (m *Manager) Virtual(name string) (vfs.Virtual, string, bool) {
+	m.awaitIndex()
+	mt, rel, ok := m.match(name)
+	if !ok {
+		return nil, "", false
+	}
+	mt.mu.Lock()
+	v, isV := mt.m.(Virtual)
+	mt.mu.Unlock()
+	if !isV {
+		return nil, "", false
+	}
+	return v, rel, true
+}
+
+// awaitIndex runs the first index of every mount once per Manager (errors
+// are logged and returned by Index; a failed mount is retried by Index or
+// Refresh, not by every operation).
+func (m *Manager) awaitIndex() {
+	m.indexMu.Lock()
+	if m.indexed {
+		m.indexMu.Unlock()
+		return
+	}
+	if m.indexDone != nil {
+		done := m.indexDone
+		m.indexMu.Unlock()
+		<-done
+		return
+	}
+	done := make(chan struct{})
+	m.indexDone = done
+	m.indexMu.Unlock()
+	if err := m.indexAll(context.Background(), false); err != nil {
+		m.log.Warn("index mounts", "err", err)
+	}
+	m.indexMu.Lock()
+	m.indexed = true
+	m.indexMu.Unlock()
+	close(done)
+}
+
+// Index indexes every mount not indexed yet (in this workspace's tree),
+// all in parallel, and returns their errors joined. A mount whose index
+// fails brings nothing in. Index is idempotent.
+func (m *Manager) Index(ctx context.Context) error {
+	m.awaitIndex()
+	return m.indexAll(ctx, false)
+}
+
+// pathErr names a mount root in an error.
+func rootErr(op string, mt *mounted, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s mount %s: %w", op, mt.spec.Root, err)
+}
+
+// inMount reports whether FS path p is below the mount root at path root.
+func inMount(root, p string) bool { return p == root || strings.HasPrefix(p, root+"/") }
+
+// join returns the FS path of rel below mt.
+func (mt *mounted) join(rel string) string {
+	if rel == "." {
+		return mt.path
+	}
+	return path.Join(mt.path, rel)
+}
+
+// isNotExist reports fs.ErrNotExist.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,186 @@
+package vfs
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+// StubAttr is the extended attribute that marks a stub: a regular file
+// whose size, mode and times are known but whose bytes are not stored yet
+// (its manifest is one hole, which references nothing stored). Reading a
+// stub through ReadFile or OpenFile first calls Hooks.Hydrate. Its value
+// is the hook's own (the mount root and the path below it).
+const StubAttr = "trusted.forkspace.stub"
+
+// Hooks let the layer that owns mounts (package mount) take part in an
+// FS's operations. Paths are the FS paths given to the operation, not
+// resolved through symbolic links.
+type Hooks interface {
+	// CheckWrite is called before a mutation of name (op as in the
+	// returned *fs.PathError); an error fails the mutation unchanged.
+	CheckWrite(op, name string) error
+	// Changed is called once a mutation of name is durable.
+	Changed(name string)
+	// Hydrate is called before the bytes of stub name are read; it
+	// replaces the stub with the file's bytes (FillStub). The read then
+	// proceeds against whatever name holds.
+	Hydrate(ctx context.Context, name string) error
+	// Virtual returns the virtual mount serving name and name relative to
+	// it ("." for its root), or false.
+	Virtual(name string) (v Virtual, rel string, ok bool)
+}
+
+// Virtual is a subtree served live by its provider instead of the tree:
+// Stat, ReadDir and ReadFile dispatch to it (paths relative to its root).
+type Virtual interface {
+	Stat(ctx context.Context, rel string) (fs.FileInfo, error)
+	ReadDir(ctx context.Context, rel string) ([]fs.DirEntry, error)
+	ReadFile(ctx context.Context, rel string) ([]byte, error)
+}
+
+// VirtualWriter is a Virtual that accepts WriteFile and Remove (when the
+// hooks' CheckWrite allows them).
+type VirtualWriter interface {
+	Virtual
+	WriteFile(ctx context.Context, rel string, data []byte, perm fs.FileMode) error
+	Remove(ctx context.Context, rel string) error
+}
+
+// SetHooks installs h (nil removes them). Call it before the FS is shared:
+// it is not synchronised with operations.
+func (f *FS) SetHooks(h Hooks) { f.hooks = h }
+
+// checkWrite asks the hooks whether a mutation of each name may proceed.
+func (f *FS) checkWrite(op string, names ...string) error {
+	if f.hooks == nil {
+		return nil
+	}
+	for _, n := range names {
+		if err := f.hooks.CheckWrite(op, n); err != nil {
+			return errdefs.PathError(op, n, err)
+		}
+		if _, _, ok := f.hooks.Virtual(n); ok {
+			return &fs.PathError{Op: op, Path: n, Err: errdefs.ErrReadOnly}
+		}
+	}
+	return nil
+}
+
+// changed tells the hooks that names were mutated.
+func (f *FS) changed(names ...string) {
+	if f.hooks == nil {
+		return
+	}
+	for _, n := range names {
+		f.hooks.Changed(n)
+	}
+}
+
+// virtual returns the virtual provider serving name, if any.
+func (f *FS) virtual(name string) (Virtual, string, bool) {
+	if f.hooks == nil {
+		return nil, "", false
+	}
+	return f.hooks.Virtual(name)
+}
+
+// holes reports whether m has bytes but stores none of them (a stub, or a
+// file truncated up from empty).
+func holes(m content.Manifest) bool {
+	if m.Size == 0 || m.Inline {
+		return false
+	}
+	for _, e := range m.Extents {
+		if !e.Hash.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// isStub reports whether inode ino is a stub; the caller holds the lock.
+func (t *txn) isStub(ctx context.Context, ino uint64, m content.Manifest) (bool, error) {
+	if t.f.hooks == nil || !holes(m) {
+		return false, nil
+	}
+	_, ok, err := t.get(ctx, inoKey(ino, kindXattr, StubAttr))
+	return ok, err
+}
+
+// hydrate fills name if it is a stub, so a read or a partial write sees
+// its bytes.
+func (f *FS) hydrate(ctx context.Context, op, name string) error {
+	if f.hooks == nil {
+		return nil
+	}
+	stub := false
+	err := f.read(op, name, func(t *txn) error {
+		n, err := t.lookup(ctx, name, true)
+		if err != nil || !n.exists() || n.typ != typeFile {
+			return nil // the operation itself reports these
+		}
+		m, err := t.manifest(ctx, n.ino)
+		if err != nil {
+			return err
+		}
+		stub, err = t.isStub(ctx, n.ino, m)
+		return err
+	})
+	if err != nil || !stub {
+		return err
+	}
+	return errdefs.PathError(op, name, f.hooks.Hydrate(ctx, name))
+}
+
+// changedOn reports name changed when *err is nil (deferred by operations
+// with a second path).
+func (f *FS) changedOn(err *error, name string) {
+	if *err == nil {
+		f.changed(name)
+	}
+}
+
+// virtualWrite serves WriteFile under a virtual mount: done reports that
+// name was virtual.
+func (f *FS) virtualWrite(ctx context.Context, op, name string, data []byte, perm fs.FileMode) (done bool, err error) {
+	v, rel, ok := f.virtual(name)
+	if !ok {
+		return false, nil
+	}
+	if err := f.hooks.CheckWrite(op, name); err != nil {
+		return true, errdefs.PathError(op, name, err)
+	}
+	w, ok := v.(VirtualWriter)
+	if !ok || rel == "." {
+		return true, &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	}
+	return true, virtErr(op, name, w.WriteFile(ctx, rel, data, perm))
+}
+
+// virtualRemove serves Remove and RemoveAll under a virtual mount.
+func (f *FS) virtualRemove(ctx context.Context, op, name string) (done bool, err error) {
+	v, rel, ok := f.virtual(name)
+	if !ok {
+		return false, nil
+	}
+	if err := f.hooks.CheckWrite(op, name); err != nil {
+		return true, errdefs.PathError(op, name, err)
+	}
+	w, ok := v.(VirtualWriter)
+	if !ok || rel == "." {
+		return true, &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	}
+	return true, virtErr(op, name, w.Remove(ctx, rel))
+}
+
+// namedInfo renames a virtual provider's fs.FileInfo to the FS path's base
+// name.
+type namedInfo struct {
+	fs.FileInfo
+	name string
+}
+
+func (i namedInfo) Name() string { return i.name }
