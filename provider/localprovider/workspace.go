@@ -2,7 +2,6 @@ package localprovider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/provider"
@@ -90,25 +89,18 @@ func (x *Workspace) Restore(ctx context.Context, checkpoint string) error {
 	return x.w.Restore(ctx, checkpoint)
 }
 
-// state returns the live filesystem ("") or a checkpoint's view.
-func (x *Workspace) state(ctx context.Context, s string) (*vfs.FS, error) {
+// state names a state of this workspace for Store.Diff: "" is the live
+// head, anything else a checkpoint ID or label.
+func (x *Workspace) state(s string) string {
 	if s == "" {
-		return x.w.FS, nil
+		return x.w.ID()
 	}
-	return x.w.At(ctx, s)
+	return x.w.ID() + "@" + s
 }
 
 // Diff implements provider.Snapshots.
 func (x *Workspace) Diff(ctx context.Context, from, to string, unified bool) ([]provider.DiffEntry, error) {
-	a, err := x.state(ctx, from)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	b, err := x.state(ctx, to)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	changes, err := vfs.Diff(ctx, a, b, vfs.DiffOptions{Unified: unified})
+	changes, err := x.p.st.Diff(ctx, x.state(from), x.state(to), vfs.DiffOptions{Unified: unified})
 	if err != nil {
 		return nil, err
 	}
