@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/forkspace/forkspace/internal/s3test"
+	"github.com/forkspace/forkspace/mount"
+	"github.com/forkspace/forkspace/mount/mounttest"
+	"github.com/forkspace/forkspace/vfs"
 )
 
 // benchObjects is the size of the benchmarked prefix.
@@ -48,4 +51,69 @@ func BenchmarkFirstRead10k(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(srv.Total())/float64(b.N), "requests/op")
+}
+
+// BenchmarkWorkspace10k runs the mount in a real workspace over the
+// 10k-object prefix: index (the LISTs and the stubs landing in the
+// store), first read of a stub (fetch, store, promote) and a read after
+// hydration, with the requests each costs at the server.
+func BenchmarkWorkspace10k(b *testing.B) {
+	srv := seeded(b)
+	b.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	b.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	store := mounttest.NewStore(b)
+	attach := func(id string) (*vfs.FS, *mount.Manager) {
+		f := store.Create(id)
+		return f, store.Attach(f, id, []mount.Spec{workspaceSpec(b, srv, "")}, nil)
+	}
+	file := func(i int) string { return fmt.Sprintf("data/d%02d/f%05d.txt", i%100, i) }
+
+	b.Run("index", func(b *testing.B) {
+		srv.Reset()
+		i := 0
+		for b.Loop() {
+			b.StopTimer()
+			_, mgr := attach(fmt.Sprintf("index-%d", i))
+			i++
+			b.StartTimer()
+			if err := mgr.Index(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(srv.Total())/float64(b.N), "requests/op")
+	})
+	f, mgr := attach("read")
+	if err := mgr.Index(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("first-read", func(b *testing.B) {
+		if b.N > benchObjects {
+			b.Fatalf("only %d stubs to read", benchObjects)
+		}
+		srv.Reset()
+		b.SetBytes(1024)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := f.ReadFile(b.Context(), file(i)); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.ReportMetric(float64(srv.Total())/float64(b.N), "requests/op")
+	})
+	b.Run("hydrated-read", func(b *testing.B) {
+		if _, err := f.ReadFile(b.Context(), file(benchObjects-1)); err != nil {
+			b.Fatal(err)
+		}
+		srv.Reset()
+		b.SetBytes(1024)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := f.ReadFile(b.Context(), file(benchObjects-1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(srv.Total())/float64(b.N), "requests/op")
+	})
 }
