@@ -1,18 +1,16 @@
 package s3mount_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/internal/s3test"
+	"github.com/forkspace/forkspace/internal/secrettest"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/mount/mounttest"
 	"github.com/forkspace/forkspace/mount/s3mount"
@@ -148,33 +146,5 @@ func TestWorkspace(t *testing.T) {
 
 	// The credentials were only ever in the environment: no file of the
 	// store holds them (SQLite database, WAL, blobs).
-	checkNoSecret(t, filepath.Dir(t.TempDir()), s3test.SecretKey, s3test.AccessKey)
-}
-
-// checkNoSecret fails if any file under dir contains one of secrets.
-func checkNoSecret(t *testing.T, dir string, secrets ...string) {
-	t.Helper()
-	files := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		files++
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for _, s := range secrets {
-			if bytes.Contains(b, []byte(s)) {
-				t.Errorf("%s holds the credential %q", p, s)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 2 {
-		t.Fatalf("found %d files under %s: not the store", files, dir)
-	}
+	secrettest.AbsentUnder(t, filepath.Dir(t.TempDir()), s3test.SecretKey, s3test.AccessKey)
 }
