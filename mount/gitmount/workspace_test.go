@@ -2,6 +2,7 @@ package gitmount_test
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"testing"
 
@@ -78,4 +79,41 @@ func TestWorkspace(t *testing.T) {
 	}
 
 	secrettest.AbsentUnder(t, filepath.Dir(t.TempDir()), token)
+}
+
+// TestWorkspaceIndexErrors checks that a bad ref, a refused token or an
+// unreachable server fails the index with a typed error and leaves nothing
+// under the mount root.
+func TestWorkspaceIndexErrors(t *testing.T) {
+	fx := gittest.NewFixture(t)
+	srv := gittest.Serve(t, fx.Root, "right")
+	down := gittest.Serve(t, fx.Root, "")
+	down.Close()
+	tests := []struct {
+		name, url, token string
+		want             error
+	}{
+		{"bad ref", srv.URL + "/" + fx.Name + "#nope", "right", gitmount.ErrRefNotFound},
+		{"bad subdir", srv.URL + "/" + fx.Name + "#main:nope", "right", gitmount.ErrRefNotFound},
+		{"refused token", srv.URL + "/" + fx.Name, "wrong", fs.ErrPermission},
+		{"unreachable", down.URL + "/" + fx.Name, "right", gitmount.ErrUnreachable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GIT_TOKEN", tt.token)
+			spec, err := mount.ParseSpec("/src=git+"+tt.url, mount.Drivers{"git+http": gitmount.New})
+			if err != nil {
+				t.Fatalf("parse spec: %v", err)
+			}
+			store := mounttest.NewStore(t)
+			f := store.Create("ws")
+			mgr := store.Attach(f, "ws", []mount.Spec{spec}, nil)
+			if err := mgr.Index(t.Context()); !errors.Is(err, tt.want) {
+				t.Fatalf("index = %v, want %v", err, tt.want)
+			}
+			if ents, err := f.ReadDir(t.Context(), "src"); len(ents) != 0 {
+				t.Fatalf("a failed index left %v (%v) under /src", ents, err)
+			}
+		})
+	}
 }

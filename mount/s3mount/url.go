@@ -14,7 +14,7 @@ const Scheme = "s3"
 
 // New builds a Mount from a mount URL
 //
-//	s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path_style=true&page_size=N]
+//	s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path_style=true&page_size=N&max_attempts=N]
 //
 // The common mount parameters (mode, ignore, …) were already read into opts
 // and removed from u by mount.ParseURL. Credentials come from the environment (see
@@ -68,8 +68,14 @@ func parseURL(u *url.URL) (Options, error) {
 				return bad("page_size %q is not a positive integer", v)
 			}
 			o.PageSize = int32(n)
+		case k == "max_attempts":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return bad("max_attempts %q is not a positive integer", v)
+			}
+			o.MaxAttempts = n
 		default:
-			return bad("unknown parameter %q (known: endpoint, region, path_style, page_size)", k)
+			return bad("unknown parameter %q (known: endpoint, region, path_style, page_size, max_attempts)", k)
 		}
 	}
 	return o, nil

@@ -17,8 +17,8 @@ func TestParseURL(t *testing.T) {
 		{url: "s3://b", want: Options{Bucket: "b"}},
 		{url: "s3://b/a/c/", want: Options{Bucket: "b", Prefix: "/a/c/"}},
 		{
-			url:  "s3://bucket/prefix?endpoint=http://127.0.0.1:9000&region=eu-west-3&path_style=true&page_size=10",
-			want: Options{Bucket: "bucket", Prefix: "/prefix", Endpoint: "http://127.0.0.1:9000", Region: "eu-west-3", PathStyle: true, PageSize: 10},
+			url:  "s3://bucket/prefix?endpoint=http://127.0.0.1:9000&region=eu-west-3&path_style=true&page_size=10&max_attempts=2",
+			want: Options{Bucket: "bucket", Prefix: "/prefix", Endpoint: "http://127.0.0.1:9000", Region: "eu-west-3", PathStyle: true, PageSize: 10, MaxAttempts: 2},
 		},
 		{url: "s3:///prefix", wantErr: "missing bucket"},
 		{url: "s3://AKIA:secret@b/p", wantErr: "credentials in the url"},
@@ -27,6 +27,7 @@ func TestParseURL(t *testing.T) {
 		{url: "s3://b?endpoint=127.0.0.1:9000", wantErr: "endpoint"},
 		{url: "s3://b?path_style=maybe", wantErr: "path_style"},
 		{url: "s3://b?page_size=0", wantErr: "page_size"},
+		{url: "s3://b?max_attempts=none", wantErr: "max_attempts"},
 		{url: "s3://b?color=blue", wantErr: `unknown parameter "color"`},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package s3mount_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"path/filepath"
 	"sync"
@@ -99,6 +100,23 @@ func TestWorkspace(t *testing.T) {
 		t.Fatalf("upstream after flush = %q, want the last write", b)
 	}
 
+	// A removal reaches the source as one DELETE (and the LISTs the
+	// manager spends looking for what lived below the path).
+	srv.Reset()
+	if err := f.Remove(ctx, "data/d3/f003.txt"); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	if err := mgr.Flush(ctx, "/data"); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	if got := srv.Count("DELETE", "/"+bucket+"/p/d3/f003.txt"); got != 1 {
+		t.Fatalf("a removal cost %d DELETEs, want 1", got)
+	}
+	if _, ok := srv.Object(t, bucket, "p/d3/f003.txt"); ok {
+		t.Fatal("removed file still upstream")
+	}
+	t.Logf("a flushed removal cost %d requests (%d LISTs)", srv.Total(), srv.Count("GET", "/"+bucket))
+
 	// Upstream changed since the index: the write-back is a conflict, not
 	// an overwrite.
 	srv.Seed(t, bucket, "p/d2/f007.txt", []byte("changed upstream"))
@@ -144,7 +162,56 @@ func TestWorkspace(t *testing.T) {
 		t.Fatalf("a stub read after restart cost %d requests, want 1", srv.Total())
 	}
 
+	// Refresh: one LIST per page; a changed object is fetched again on
+	// its next read, a removed one is gone.
+	srv.Seed(t, bucket, "p/d1/f001.txt", []byte("refreshed"))
+	srv.Reset()
+	if err := mgr.Refresh(ctx, "/data"); err != nil {
+		t.Fatalf("refresh: %v", err)
+	}
+	if got := srv.Count("GET", "/"+bucket); got != srv.Total() || got < 1 {
+		t.Fatalf("refresh cost %d requests, %d of them LISTs; want LISTs only", srv.Total(), got)
+	}
+	srv.Reset()
+	if b, err := f.ReadFile(ctx, "data/d1/f001.txt"); err != nil || string(b) != "refreshed" || srv.Total() != 1 {
+		t.Fatalf("read after refresh = %q, %v (%d requests); want the new bytes with one GET", b, err, srv.Total())
+	}
+
 	// The credentials were only ever in the environment: no file of the
 	// store holds them (SQLite database, WAL, blobs).
 	secrettest.AbsentUnder(t, filepath.Dir(t.TempDir()), s3test.SecretKey, s3test.AccessKey)
+}
+
+// TestWorkspaceIndexErrors checks that an index against an unreachable
+// endpoint or with refused credentials fails with the driver's typed error
+// and leaves nothing under the mount root.
+func TestWorkspaceIndexErrors(t *testing.T) {
+	srv := s3test.Start(t, bucket)
+	srv.Seed(t, bucket, "p/f", []byte("x"))
+	down := s3test.Start(t, bucket)
+	down.Close()
+	tests := []struct {
+		name    string
+		srv     *s3test.Server
+		keyID   string
+		wantErr error
+	}{
+		{"unreachable", down, s3test.AccessKey, s3mount.ErrUnreachable},
+		{"refused credentials", srv, "intruder", fs.ErrPermission},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AWS_ACCESS_KEY_ID", tt.keyID)
+			t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+			store := mounttest.NewStore(t)
+			f := store.Create("ws")
+			mgr := store.Attach(f, "ws", []mount.Spec{workspaceSpec(t, tt.srv, "&max_attempts=1")}, nil)
+			if err := mgr.Index(t.Context()); !errors.Is(err, tt.wantErr) {
+				t.Fatalf("index = %v, want %v", err, tt.wantErr)
+			}
+			if ents, err := f.ReadDir(t.Context(), "data"); len(ents) != 0 {
+				t.Fatalf("a failed index left %v (%v) under /data", ents, err)
+			}
+		})
+	}
 }
