@@ -176,3 +176,37 @@ func TestCheckpointStateBeforeFold(t *testing.T) {
 }
 
 func vfsDiffOptions() vfs.DiffOptions { return vfs.DiffOptions{} }
+
+// TestDiffOfViewsWithDeltas diffs snapshots that still carry staging
+// deltas directly with vfs.Diff: each side must be read with its delta.
+func TestDiffOfViewsWithDeltas(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	w := mustCreate(t, st, "w")
+	write(t, w, "kept", "same")
+	write(t, w, "changed", "before")
+	before, err := st.Snapshot(ctx, "w") // the live head: root + staging rows
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w, "changed", "after")
+	write(t, w, "added", "new")
+	after, err := st.Snapshot(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := vfs.Diff(ctx, before, after, vfs.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]vfs.Op{}
+	for _, c := range changes {
+		got[c.Path] = c.Op
+	}
+	if len(got) != 2 || got["changed"] != vfs.Modified || got["added"] != vfs.Added {
+		t.Fatalf("diff of two views = %+v", changes)
+	}
+	if got := read(t, before, "changed"); got != "before" {
+		t.Fatalf("folding a view changed what it reads: %q", got)
+	}
+}

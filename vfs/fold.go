@@ -13,15 +13,45 @@ import (
 // overlay's mutations, then one metadata transaction stores the new nodes,
 // points the workspace head at the new root and deletes the folded staging
 // rows. Mutations staged meanwhile stay staged. The visible state does not
-// change. Folding a snapshot, or an FS with nothing staged, does nothing.
-// Safe to call concurrently with anything; folds are serialised.
+// change. A snapshot folds the delta it was opened with into a root of its
+// own (storing the nodes, recording nothing else). Folding with nothing
+// staged does nothing. Safe to call concurrently with anything; folds are
+// serialised.
 func (f *FS) Fold(ctx context.Context) error {
-	if f.readOnly {
-		return nil
-	}
 	f.foldMu.Lock()
 	defer f.foldMu.Unlock()
+	if f.readOnly {
+		return f.foldSnapshotLocked(ctx)
+	}
 	return f.foldLocked(ctx)
+}
+
+// foldSnapshotLocked folds a snapshot's delta; the caller holds foldMu.
+func (f *FS) foldSnapshotLocked(ctx context.Context) error {
+	f.mu.RLock()
+	ov, root := f.ov, f.root
+	f.mu.RUnlock()
+	if ov == nil || ov.Len() == 0 {
+		return nil
+	}
+	muts, _ := ov.Mutations()
+	newRoot, nodes, err := f.d.KV.Apply(ctx, root, muts)
+	if err != nil {
+		return fmt.Errorf("fold snapshot: %w", err)
+	}
+	if len(nodes) > 0 {
+		objs := make([]meta.Object, len(nodes))
+		for i, n := range nodes {
+			objs[i] = meta.Object{Hash: n.Hash, Data: n.Data}
+		}
+		if err := f.d.Meta.Update(ctx, func(tx meta.Tx) error { return tx.PutNodes(objs) }); err != nil {
+			return fmt.Errorf("fold snapshot: %w", err)
+		}
+	}
+	f.mu.Lock()
+	f.root, f.ov = newRoot, nil
+	f.mu.Unlock()
+	return nil
 }
 
 // foldLocked folds; the caller holds foldMu.
@@ -71,9 +101,8 @@ func (f *FS) foldLocked(ctx context.Context) error {
 	return nil
 }
 
-// Root folds staging and returns the committed tree root that holds the
-// whole current state (what a fork or checkpoint records). For a snapshot
-// it is the snapshot's root.
+// Root folds staging and returns the tree root that holds the whole current
+// state (for a snapshot, its root with its delta folded in).
 func (f *FS) Root(ctx context.Context) (cas.Hash, error) {
 	if err := f.Fold(ctx); err != nil {
 		return cas.Hash{}, err
