@@ -2,8 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	forkspace "github.com/forkspace/forkspace"
 
 	"github.com/forkspace/forkspace/provider"
 )
@@ -50,10 +54,16 @@ func TestPullEveryKind(t *testing.T) {
 			want: []provider.Change{{Path: "bin", Op: opCreated}, {Path: "empty", Op: opCreated}}},
 		{name: "nothing", command: "cat a.txt d/f.txt > /dev/null"},
 	}
+	needBwrap(t)
+	st, _ := newWorkspace(t)
 	for _, mode := range []string{"watch", "walk"} {
-		for _, tc := range tests {
+		for i, tc := range tests {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
-				s, ws := newShell(t, Options{})
+				ws, err := st.Create(context.Background(), fmt.Sprint(mode, i), forkspace.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
 				s.st.walkOnly = mode == "walk"
 				writeWS(t, ws, "a.txt", "hello\n", 0o644)
 				writeWS(t, ws, "d/f.txt", "in d\n", 0o600)

@@ -93,9 +93,16 @@ func (s *scanner) scan() ([]hostChange, []string, error) {
 // and a vanished path is deleted (topmost only).
 func (s *scanner) scanEvents(ev events) ([]hostChange, []string, error) {
 	s.nextGen()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	deleted := map[string]bool{}
+	// First stat every named path and find the directories to walk whole,
+	// so that no path is visited both on its own and by a walk (walks run
+	// in parallel and write the entries they visit).
+	type named struct {
+		p    string
+		h    hostStat
+		gone bool
+	}
+	var list []named
+	roots := map[string]bool{}
 	for _, p := range slices.Sorted(maps.Keys(ev.paths)) {
 		if p == "." || s.ignore.match(p) {
 			continue
@@ -104,7 +111,7 @@ func (s *scanner) scanEvents(ev events) ([]hostChange, []string, error) {
 		err := unix.Lstat(s.dir+"/"+p, &st)
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			if _, ok := s.man[p]; ok {
-				deleted[p] = true
+				list = append(list, named{p: p, gone: true})
 			}
 			continue
 		}
@@ -112,8 +119,32 @@ func (s *scanner) scanEvents(ev events) ([]hostChange, []string, error) {
 			return nil, nil, fmt.Errorf("scan work dir: %w", &fs.PathError{Op: "lstat", Path: p, Err: err})
 		}
 		h := statFrom(&st)
-		if err := s.visit(p, h, ev.subtrees[p], &wg, sem); err != nil {
-			return nil, nil, fmt.Errorf("scan work dir: %w", err)
+		if old := s.man[p]; kindOf(h.mode) == kindDir && (ev.subtrees[p] || old == nil || old.kind != kindDir) {
+			roots[p] = true
+		}
+		list = append(list, named{p: p, h: h})
+	}
+	inRoot := func(p string) bool {
+		for q := path.Dir(p); q != "."; q = path.Dir(q) {
+			if roots[q] {
+				return true
+			}
+		}
+		return false
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	deleted := map[string]bool{}
+	for _, n := range list {
+		switch {
+		case inRoot(n.p): // its directory's walk covers it
+		case n.gone:
+			deleted[n.p] = true
+		default:
+			if err := s.visit(n.p, n.h, roots[n.p], &wg, sem); err != nil {
+				wg.Wait()
+				return nil, nil, fmt.Errorf("scan work dir: %w", err)
+			}
 		}
 	}
 	wg.Wait()
