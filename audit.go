@@ -63,13 +63,19 @@ func (s *Store) Audited(ctx context.Context, ref string, opts AuditOptions) (*Au
 	return &Audited{Workspace: w, log: s.AuditLog(), opts: opts}, nil
 }
 
-// run records one call of method that changes paths.
+// run records one call of method that changes paths, after an automatic
+// checkpoint when configured.
 func (a *Audited) run(ctx context.Context, method string, args any, paths []string, fn func(context.Context) error) error {
+	return a.record(ctx, method, args, paths, a.opts.AutoCheckpoint, fn)
+}
+
+// record records one call of method; auto asks for a checkpoint first.
+func (a *Audited) record(ctx context.Context, method string, args any, paths []string, auto bool, fn func(context.Context) error) error {
 	if audit.ActorFrom(ctx) == (audit.Actor{}) {
 		ctx = audit.WithActor(ctx, a.opts.Actor)
 	}
 	c := audit.Call{WorkspaceID: a.id, Tool: "library." + method, Args: args}
-	if a.opts.AutoCheckpoint {
+	if auto {
 		c.Checkpoint = a.AutoCheckpoint
 	}
 	return audit.Run(ctx, a.log, c, func(ctx context.Context) ([]string, error) { return paths, fn(ctx) })
@@ -215,4 +221,38 @@ func (a *Audited) Restore(ctx context.Context, ref string) error {
 	return a.run(ctx, "Restore", pathArgs{Path: ".", Target: ref}, []string{"."}, func(ctx context.Context) error {
 		return a.Workspace.Restore(ctx, ref)
 	})
+}
+
+// Checkpoint records and performs Workspace.Checkpoint (no automatic
+// checkpoint before it).
+func (a *Audited) Checkpoint(ctx context.Context, label string) (Checkpoint, error) {
+	var c Checkpoint
+	err := a.record(ctx, "Checkpoint", pathArgs{Path: ".", Target: label}, nil, false, func(ctx context.Context) error {
+		var err error
+		c, err = a.Workspace.Checkpoint(ctx, label)
+		return err
+	})
+	return c, err
+}
+
+// DeleteCheckpoint records and performs Workspace.DeleteCheckpoint.
+func (a *Audited) DeleteCheckpoint(ctx context.Context, ref string) error {
+	return a.record(ctx, "DeleteCheckpoint", pathArgs{Path: ".", Target: ref}, nil, false, func(ctx context.Context) error {
+		return a.Workspace.DeleteCheckpoint(ctx, ref)
+	})
+}
+
+// Fork records and performs Workspace.Fork (recorded on the source
+// workspace; the fork is not audited unless opened through Audited).
+func (a *Audited) Fork(ctx context.Context, name string, opts ForkOptions) (*Workspace, error) {
+	var w *Workspace
+	err := a.record(ctx, "Fork", struct {
+		Name string      `json:"name"`
+		Opts ForkOptions `json:"opts"`
+	}{name, opts}, nil, false, func(ctx context.Context) error {
+		var err error
+		w, err = a.Workspace.Fork(ctx, name, opts)
+		return err
+	})
+	return w, err
 }

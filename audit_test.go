@@ -34,6 +34,13 @@ func TestAuditedLibraryHandle(t *testing.T) {
 	if e := entries[0]; e.Tool != "library.Remove" || !strings.Contains(e.Error, "not exist") {
 		t.Errorf("Remove entry = %+v", e)
 	}
+	if _, err := a.Fork(ctx, "w-fork", forkspace.ForkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if latest, err := st.AuditLog().Entries(ctx, audit.Filter{Limit: 1}); err != nil || len(latest) != 1 ||
+		latest[0].Tool != "library.Fork" || latest[0].Checkpoint != "" {
+		t.Errorf("Fork entry = %+v, %v", latest, err)
+	}
 	// The automatic checkpoint rewinds the write.
 	if err := a.Restore(ctx, entries[1].Checkpoint); err != nil {
 		t.Fatal(err)
