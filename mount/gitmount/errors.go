@@ -1,6 +1,7 @@
 package gitmount
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,8 +33,12 @@ var kinds = []struct{ from, to error }{
 	{plumbing.ErrObjectNotFound, fs.ErrNotExist},
 }
 
-// classify returns the sentinel for a go-git error, or nil.
+// classify returns the sentinel for a go-git error, or nil (also for a
+// canceled or expired context, whose error is also a net.Error).
 func classify(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
 	for _, k := range kinds {
 		if errors.Is(err, k.from) {
 			return k.to

@@ -3,6 +3,7 @@ package gitmount_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -259,4 +260,24 @@ func TestToken(t *testing.T) {
 			t.Fatalf("the token shows in %q", s)
 		}
 	})
+}
+
+func TestCanceled(t *testing.T) {
+	fx := gittest.NewFixture(t)
+	srv := gittest.Serve(t, fx.Root, "")
+	for _, u := range []string{fx.Bare(), srv.URL + "/" + fx.Name} {
+		m, err := gitmount.Open(gitmount.Options{URL: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		r := &recorder{t: tree{}}
+		if err := m.Materialize(ctx, r); !errors.Is(err, context.Canceled) || errors.Is(err, gitmount.ErrUnreachable) {
+			t.Errorf("materialize %s with a canceled context = %v, want context.Canceled only", u, err)
+		}
+		if len(r.t) != 0 {
+			t.Errorf("a canceled materialize of %s wrote %d entries", u, len(r.t))
+		}
+	}
 }

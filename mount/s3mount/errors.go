@@ -1,6 +1,7 @@
 package s3mount
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,8 +42,12 @@ var httpStatuses = map[int]error{
 	412: errdefs.ErrConflict,
 }
 
-// classify returns the sentinel for an SDK error, or nil.
+// classify returns the sentinel for an SDK error, or nil (also for a
+// canceled or expired context, which the SDK reports as a failed send).
 func classify(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		if s, ok := apiCodes[api.ErrorCode()]; ok {

@@ -2,6 +2,7 @@ package s3mount_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -356,5 +357,19 @@ func TestCredentialsFromEnvironment(t *testing.T) {
 	}
 	if _, err := m.(mount.Writable).Put(t.Context(), "f", nil, ""); !errors.Is(err, errdefs.ErrReadOnly) {
 		t.Fatalf("put through a read-only URL mount = %v, want errdefs.ErrReadOnly", err)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	srv := s3test.Start(t, bucket)
+	srv.Seed(t, bucket, "p/f", []byte("x"))
+	m := open(t, options(srv, "p"))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := m.Fetch(ctx, "f"); !errors.Is(err, context.Canceled) || errors.Is(err, s3mount.ErrUnreachable) {
+		t.Fatalf("fetch with a canceled context = %v, want context.Canceled only", err)
+	}
+	if _, err := m.List(ctx); !errors.Is(err, context.Canceled) || errors.Is(err, s3mount.ErrUnreachable) {
+		t.Fatalf("list with a canceled context = %v, want context.Canceled only", err)
 	}
 }
