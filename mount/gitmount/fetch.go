@@ -56,16 +56,16 @@ func (m *Mount) fetch(ctx context.Context) (*git.Repository, string, error) {
 	return repo, rev, nil
 }
 
-// pick finds the advertised ref that ref names: "" is the remote's HEAD,
-// otherwise a full ref name, a branch or a tag. A ref that looks like a
-// commit hash yields "" (fetch everything). Anything else is
-// ErrRefNotFound.
+// pick finds the advertised ref that ref names: "" or "HEAD" is the
+// branch the remote's HEAD points to, otherwise a full ref name, a branch
+// or a tag. A ref that looks like a commit hash yields "" (fetch
+// everything). Anything else is ErrRefNotFound.
 func pick(refs []*plumbing.Reference, ref string) (plumbing.ReferenceName, error) {
 	byName := map[plumbing.ReferenceName]*plumbing.Reference{}
 	for _, r := range refs {
 		byName[r.Name()] = r
 	}
-	if ref == "" {
+	if ref == "" || ref == "HEAD" {
 		head, ok := byName[plumbing.HEAD]
 		if !ok {
 			return "", fmt.Errorf("%w: %w: the remote advertises no HEAD", fs.ErrNotExist, ErrRefNotFound)

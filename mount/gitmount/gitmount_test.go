@@ -120,7 +120,8 @@ func TestMaterialize(t *testing.T) {
 		name, ref, subdir, treeish string
 		full                       bool
 	}{
-		{name: "HEAD", treeish: fx.Main},
+		{name: "default", treeish: fx.Main},
+		{name: "HEAD", ref: "HEAD", treeish: fx.Main},
 		{name: "branch", ref: "main", treeish: fx.Main},
 		{name: "other branch", ref: "feature", treeish: fx.Feature},
 		{name: "full ref name", ref: "refs/heads/feature", treeish: fx.Feature},

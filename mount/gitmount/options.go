@@ -15,8 +15,9 @@ type Options struct {
 	// URL is an http(s) URL, a file:// URL or a local path of a
 	// repository (bare or not). Required.
 	URL string
-	// Ref is a branch, a tag, a commit hash (full or abbreviated, local or
-	// fetched in full) or any revision go-git resolves; default: HEAD.
+	// Ref is a branch, a tag, a full ref name or a commit hash (full or
+	// abbreviated; a remote one costs a full fetch); default: HEAD. A
+	// local repository also takes any revision go-git resolves ("main~1").
 	Ref string
 	// Subdir, when set, is the only directory materialized; its contents
 	// land at the mount root.

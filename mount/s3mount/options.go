@@ -17,7 +17,7 @@ type Options struct {
 	// trailing slashes are ignored ("a", "a/" and "/a/" are the same).
 	Prefix string
 	// Region defaults to AWS_REGION, then AWS_DEFAULT_REGION, then
-	// DefaultRegion.
+	// DefaultRegion. Cloudflare R2 takes "auto".
 	Region string
 	// Endpoint is the base URL of a non-AWS server
 	// ("http://127.0.0.1:9000", "https://<account>.r2.cloudflarestorage.com").
