@@ -16,11 +16,12 @@ const Scheme = "s3"
 //
 //	s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path_style=true&page_size=N&max_attempts=N]
 //
-// The common mount parameters (mode, ignore, …) were already read into opts
-// and removed from u by mount.ParseURL. Credentials come from the environment (see
-// Options.Credentials); a URL with user information is rejected, so a mount
-// URL is safe to persist. A read-only opts.Mode makes the mount refuse
-// writes. Errors wrap fs.ErrInvalid and name the offending part.
+// The common mount parameters (mode, ignore, …) were already read into
+// opts and removed from u by mount.ParseURL. Credentials come from the
+// environment (see Options.Credentials); a URL with user information is
+// rejected, so a mount URL is safe to persist. A read-only opts.Mode makes
+// the mount refuse writes. Errors wrap fs.ErrInvalid and name the
+// offending part.
 func New(u *url.URL, opts mount.Options) (mount.Mount, error) {
 	o, err := parseURL(u)
 	if err != nil {
