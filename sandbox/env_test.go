@@ -45,7 +45,9 @@ func newShell(t testing.TB, opts Options) (*Shell, *forkspace.Workspace) {
 	if opts.WorkDir == "" {
 		opts.WorkDir = filepath.Join(t.TempDir(), "work")
 	}
-	return New(ws, opts), ws
+	s := New(ws, opts)
+	t.Cleanup(func() { s.Close() })
+	return s, ws
 }
 
 // mustExec execs command and fails the test on error.

@@ -71,6 +71,9 @@ type Stats struct {
 	Links   int // symbolic links created
 	Chmods  int // permission changes
 	Removed int // paths removed
+	// Walked is set when the scan after the command walked the whole work
+	// dir instead of the paths inotify named.
+	Walked bool
 }
 
 // Shell runs commands against one workspace, confined by bubblewrap. It
@@ -112,7 +115,9 @@ type dirState struct {
 var states sync.Map // absolute work dir → *dirState
 
 // New returns a Shell for ws. Nothing touches the host until the first
-// Exec.
+// Exec. Close it when the workspace is closed: the process keeps the work
+// dir's manifest and inotify watches until then (watchers are pooled, at
+// most maxWatchers at a time).
 func New(ws *forkspace.Workspace, opts Options) *Shell {
 	if opts.WorkDir == "" {
 		opts.WorkDir = filepath.Join(defaultBase(), ws.ID())
@@ -178,6 +183,7 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.touchWatch()
 	unlock, err := s.lock()
 	if err != nil {
 		return res, err
@@ -213,6 +219,7 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	if ev, ok := st.drainEvents(); ok {
 		changes, special, err = sc.scanEvents(ev)
 	} else {
+		st.stats.Walked = true
 		changes, special, err = sc.scan()
 	}
 	if err != nil {
@@ -273,24 +280,24 @@ func (s *Shell) materialize(ctx context.Context, host *os.Root) error {
 	}
 	m := &materializer{ctx: ctx, snap: s.ws.AtRoot(root), host: host, man: st.man,
 		ignore: newMatcher(s.opts.Ignore), stats: &Stats{}}
-	if st.man == nil || st.wsID != s.ws.ID() {
+	full := st.man == nil || st.wsID != s.ws.ID()
+	if full {
 		st.man, st.pending, st.wsID = manifest{}, map[string]bool{}, s.ws.ID()
-		if st.watch != nil {
-			st.watch.close()
-		}
-		st.watch = nil
-		if !st.walkOnly {
-			st.watch, _ = newWatcher(s.dir) // without inotify, scans walk everything
-		}
-		m.man, m.watch, m.stats.Full = st.man, st.watch, true
+		st.dropWatch()
+		m.man, m.stats.Full = st.man, true
+	}
+	m.watch = st.watch
+	if full {
 		err = m.sync(nil, nil)
 	} else {
-		m.watch = st.watch
 		err = m.sync(s.ws.AtRoot(st.synced), st.pending)
 	}
 	st.stats = *m.stats
 	if err != nil {
 		return err
+	}
+	if st.watch == nil && !st.walkOnly {
+		st.watchAll(s.dir)
 	}
 	if st.watch != nil {
 		st.watch.drain() // the events of the sync itself
@@ -422,10 +429,7 @@ func (s *Shell) Close() error {
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.watch != nil {
-		st.watch.close()
-		st.watch = nil
-	}
+	st.dropWatch()
 	st.man = nil
 	return nil
 }

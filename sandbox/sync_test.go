@@ -316,3 +316,41 @@ func TestPrivateDirRefusesPlantedLinks(t *testing.T) {
 		t.Errorf("privateDir of a new directory: %v", err)
 	}
 }
+
+// TestWatcherFallbacks checks the runs whose watcher cannot tell what
+// changed: a queue overflow, and a watcher evicted by other work dirs.
+func TestWatcherFallbacks(t *testing.T) {
+	s, ws := newShell(t, Options{})
+	t.Cleanup(func() { s.Close() })
+	writeWS(t, ws, "keep", "k", 0o644)
+	mustExec(t, s, "true")
+	if st := s.Stats(); st.Walked {
+		t.Fatalf("second run walked: %+v", st)
+	}
+	// More events than the inotify queue holds (16384 by default).
+	res := mustExec(t, s, "for i in $(seq 9000); do : > f$i; done && rm f* && echo new > keep")
+	if !s.Stats().Walked {
+		t.Errorf("after an overflow the scan did not walk: %+v", s.Stats())
+	}
+	if !slices.Equal(res.Changed, []provider.Change{{Path: "keep", Op: opModified}}) {
+		t.Errorf("Changed = %v", res.Changed)
+	}
+	sameTree(t, s, ws)
+
+	old := maxWatchers
+	maxWatchers = 1
+	t.Cleanup(func() { maxWatchers = old })
+	other, ows := newShell(t, Options{})
+	t.Cleanup(func() { other.Close() })
+	for i := range 3 {
+		writeWS(t, ws, "keep", fmt.Sprint("ws", i), 0o644)
+		writeWS(t, ows, "o", fmt.Sprint("other", i), 0o644)
+		mustExec(t, s, fmt.Sprintf("echo s%d > s", i))
+		mustExec(t, other, fmt.Sprintf("echo o%d > o2", i))
+		if s.Stats().Walked || other.Stats().Walked {
+			t.Errorf("run %d walked: %+v %+v", i, s.Stats(), other.Stats())
+		}
+		sameTree(t, s, ws)
+		sameTree(t, other, ows)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -125,4 +126,73 @@ func (w *watcher) drain() (ev events, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return ev, ok && !w.broken
+}
+
+// maxWatchers bounds the inotify instances this process holds (the
+// per-user default limit is 128, shared with every other program): past
+// it, the work dir least recently run loses its watcher and rebuilds it on
+// its next run.
+var maxWatchers = 32
+
+// watchers lists the dirStates holding a watcher, least recently used
+// first.
+var watchers struct {
+	sync.Mutex
+	list []*dirState
+}
+
+// watchAll gives st a new watcher on every directory of its manifest,
+// evicting the watcher of another work dir when the process holds
+// maxWatchers. The caller holds st.mu. Without inotify st keeps none and
+// scans walk everything.
+func (st *dirState) watchAll(dir string) {
+	watchers.Lock()
+	defer watchers.Unlock()
+	for i := 0; len(watchers.list) >= maxWatchers && i < len(watchers.list); {
+		other := watchers.list[i]
+		if !other.mu.TryLock() { // running: try the next one
+			i++
+			continue
+		}
+		if other.watch != nil {
+			other.watch.close()
+			other.watch = nil
+		}
+		other.mu.Unlock()
+		watchers.list = slices.Delete(watchers.list, i, i+1)
+	}
+	w, err := newWatcher(dir)
+	if err != nil {
+		return
+	}
+	for p, e := range st.man {
+		if e.kind == kindDir {
+			w.add(p)
+		}
+	}
+	st.watch = w
+	watchers.list = append(watchers.list, st)
+}
+
+// touchWatch marks st's watcher as just used.
+func (st *dirState) touchWatch() {
+	watchers.Lock()
+	defer watchers.Unlock()
+	if i := slices.Index(watchers.list, st); i >= 0 {
+		watchers.list = append(slices.Delete(watchers.list, i, i+1), st)
+	}
+}
+
+// dropWatch closes st's watcher. The caller holds st.mu.
+func (st *dirState) dropWatch() {
+	if st.watch == nil {
+		return
+	}
+	st.watch.close()
+	st.watch = nil
+	watchers.Lock()
+	defer watchers.Unlock()
+	if i := slices.Index(watchers.list, st); i >= 0 {
+		watchers.list = slices.Delete(watchers.list, i, i+1)
+	}
 }
