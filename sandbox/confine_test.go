@@ -252,3 +252,25 @@ func TestContextCancelled(t *testing.T) {
 		t.Errorf("after a cancelled run: %q, stats %+v", res.Stdout, s.Stats())
 	}
 }
+
+// TestReadOnlyDirReplacedByLink: a command replaces a read-only directory
+// with a link to a host directory; the change is dropped and the next run
+// rebuilds the directory without writing through the link.
+func TestReadOnlyDirReplacedByLink(t *testing.T) {
+	s, ws := newShell(t, Options{ReadOnly: []string{"ro"}})
+	writeWS(t, ws, "ro/x", "x", 0o644)
+	target := t.TempDir()
+	res := mustExec(t, s, "rm -rf ro && ln -s "+target+" ro")
+	if len(res.Dropped) != 1 || res.Dropped[0].Path != "ro" {
+		t.Errorf("Dropped = %v", res.Dropped)
+	}
+	// A direct write under the read-only directory, then a run.
+	writeWS(t, ws, "ro/y", "y", 0o644)
+	if res := mustExec(t, s, "cat ro/x ro/y"); res.Stdout != "xy" {
+		t.Errorf("next run reads %q (%s)", res.Stdout, res.Stderr)
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("the link's target received %v", ents)
+	}
+	sameTree(t, s, ws)
+}

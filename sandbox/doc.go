@@ -40,7 +40,9 @@
 // inotify watches on every work-dir directory name them (a directory that
 // appeared is read whole), so the cost follows the change, not the
 // workspace. When the watcher cannot tell (queue overflow, watch limit,
-// first run) the whole work dir is walked in parallel, a stat per path.
+// no inotify) the whole work dir is walked in parallel, a stat per path;
+// watchers are pooled per process and rebuilt for a work dir whose watcher
+// was evicted.
 // Content is hashed only when the stat moved or was taken within a clock
 // tick of a write. Created, modified and deleted files,
 // directories and symbolic links, permission bits and file mtimes are
