@@ -34,10 +34,6 @@ func kindOf(m fs.FileMode) kind {
 	return kindOther
 }
 
-func (k kind) String() string {
-	return [...]string{"special file", "file", "directory", "symlink"}[k]
-}
-
 // racyWindow is how close to the moment it was recorded a host ctime must
 // be for the entry to count as racy: file system timestamps advance in
 // clock ticks, so a file rewritten within the same tick as its stat keeps
