@@ -149,3 +149,16 @@ func BenchmarkTrue(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFirstRun is the first Exec of a process on the 10k-file
+// workspace: a full materialization into an existing work dir.
+func BenchmarkFirstRun(b *testing.B) {
+	s, _ := benchShell(b)
+	for b.Loop() {
+		s.Close() // forget the manifest, as a new process would
+		mustExec(b, s, "true")
+		if !s.Stats().Full {
+			b.Fatal("not a full sync")
+		}
+	}
+}

@@ -17,8 +17,10 @@
 // change) and rewrites only paths whose workspace identity moved, so a
 // run after a one-file change writes one file (Stats). The first run in a
 // process, or after another process used the work dir (a token file) or a
-// failed run, rewrites everything. setuid and setgid bits are never
-// materialized.
+// failed run, walks the whole workspace: host entries that pass a quick
+// check (type; for files size, mtime and permission bits; for links the
+// target) are kept, the others rewritten (Stats.Reused, Stats.Written).
+// setuid and setgid bits are never materialized.
 //
 // # Confine
 //

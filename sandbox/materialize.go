@@ -217,6 +217,11 @@ func (m *materializer) file(p string, fi fs.FileInfo, old, e *entry) error {
 		}
 		return nil
 	}
+	if old == nil && m.reusable(p, kindFile, func(hfi fs.FileInfo) bool {
+		return hfi.Size() == int64(len(data)) && hfi.ModTime().Equal(mtime) && hfi.Mode()&permBits == perm
+	}) {
+		return nil
+	}
 	if err := m.clearFor(p, kindFile); err != nil {
 		return err
 	}
@@ -251,11 +256,35 @@ func (m *materializer) symlink(p string, old, e *entry) error {
 	if old != nil && old.kind == kindSymlink && old.target == target {
 		return nil
 	}
+	if old == nil && m.reusable(p, kindSymlink, func(fs.FileInfo) bool {
+		got, err := m.host.Readlink(p)
+		return err == nil && got == target
+	}) {
+		return nil
+	}
 	if err := m.host.RemoveAll(p); err != nil {
 		return err
 	}
 	m.stats.Links++
 	return m.host.Symlink(target, p)
+}
+
+// reusable reports whether a full sync may keep the host's existing entry
+// at p for a workspace entry the manifest does not know: a work dir kept
+// from an earlier process mirrors some earlier state of the workspace, and
+// an entry of kind k that same reports as equal (for a file: size, mtime
+// and permission bits, the quick check of rsync) is kept instead of being
+// rewritten.
+func (m *materializer) reusable(p string, k kind, same func(fs.FileInfo) bool) bool {
+	if !m.stats.Full {
+		return false
+	}
+	hfi, err := m.host.Lstat(p)
+	if err != nil || kindOf(hfi.Mode()) != k || !same(hfi) {
+		return false
+	}
+	m.stats.Reused++
+	return true
 }
 
 // remove deletes p (and its subtree) on the host and from the manifest.

@@ -67,6 +67,9 @@ func testPropertySync(t *testing.T, walkOnly bool) {
 					ws.Rename(ctx, p, name.Draw(rt, "to"))
 				}
 			}
+			if rapid.IntRange(0, 3).Draw(rt, "restart") == 0 {
+				s.Close() // as a new process: a full sync over the kept work dir
+			}
 			if _, err := s.Exec(ctx, provider.ExecRequest{Command: "true"}); err != nil {
 				rt.Fatal(err)
 			}

@@ -71,6 +71,9 @@ type Stats struct {
 	Links   int // symbolic links created
 	Chmods  int // permission changes
 	Removed int // paths removed
+	// Reused counts entries a full sync found already in place (a work dir
+	// kept from an earlier process) and did not rewrite.
+	Reused int
 	// Walked is set when the scan after the command walked the whole work
 	// dir instead of the paths inotify named.
 	Walked bool

@@ -354,3 +354,27 @@ func TestWatcherFallbacks(t *testing.T) {
 		sameTree(t, other, ows)
 	}
 }
+
+// TestReuseKeptWorkDir: a new process (Close forgets the manifest) keeps
+// the entries of the kept work dir that match the workspace and rewrites
+// the others.
+func TestReuseKeptWorkDir(t *testing.T) {
+	s, ws := newShell(t, Options{})
+	for i := range 20 {
+		writeWS(t, ws, fmt.Sprintf("d/f%d", i), fmt.Sprint("file", i), 0o644)
+	}
+	ws.Symlink(context.Background(), "d/f1", "link")
+	mustExec(t, s, "true")
+	s.Close()
+	// Unknown to the next process: same size, another mtime; and a link
+	// retargeted.
+	f := filepath.Join(s.WorkDir(), "d", "f3")
+	os.WriteFile(f, []byte("FILE3"), 0o644)
+	os.Remove(filepath.Join(s.WorkDir(), "link"))
+	os.Symlink("d/f2", filepath.Join(s.WorkDir(), "link"))
+	mustExec(t, s, "true")
+	if st := s.Stats(); !st.Full || st.Reused != 19 || st.Written != 1 || st.Links != 1 {
+		t.Errorf("stats %+v, want 19 entries reused, f3 rewritten and the link remade", st)
+	}
+	sameTree(t, s, ws)
+}
