@@ -116,10 +116,11 @@ func Attach(ctx context.Context, cfg Config) (*Manager, error) {
 		m.mounts = append(m.mounts, &mounted{spec: s, path: s.Root[1:]})
 	}
 	m.wb.init(m)
+	cfg.FS.SetHooks(m)
 	if err := m.wb.load(ctx); err != nil {
+		cfg.FS.SetHooks(nil)
 		return nil, fmt.Errorf("attach mounts: %w", err)
 	}
-	cfg.FS.SetHooks(m)
 	return m, nil
 }
 

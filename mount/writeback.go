@@ -104,10 +104,10 @@ func (wb *writeBack) schedule(mt *mounted, rel string) bool {
 		paths[rel] = p
 	}
 	p.gen++
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
+	if p.timer != nil && p.timer.Stop() {
+		wb.timers.Done() // the stopped timer's callback will not run
 	}
+	p.timer = nil
 	if mt.spec.Options.WriteBack == Debounce && !wb.closed {
 		window := time.Duration(mt.spec.Options.WriteBackMs) * time.Millisecond
 		wb.timers.Add(1)
