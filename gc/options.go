@@ -87,15 +87,6 @@ func (c Counts) Objects() int64 { return c.Nodes + c.Bodies + c.Blobs }
 // Bytes is the stored size of every kind.
 func (c Counts) Bytes() int64 { return c.NodeBytes + c.BodyBytes + c.BlobBytes }
 
-// Add returns c + d.
-func (c Counts) Add(d Counts) Counts {
-	return Counts{
-		Nodes: c.Nodes + d.Nodes, NodeBytes: c.NodeBytes + d.NodeBytes,
-		Bodies: c.Bodies + d.Bodies, BodyBytes: c.BodyBytes + d.BodyBytes,
-		Blobs: c.Blobs + d.Blobs, BlobBytes: c.BlobBytes + d.BlobBytes,
-	}
-}
-
 // kind is the kind of a stored object.
 type kind int
 
