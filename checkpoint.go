@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,7 +189,13 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 		}
 		row.Root, row.OriginCheckpoint, staged = c.Root, c.ID, rows
 	}
-	return w.store.insert(ctx, "fork "+w.name+" as", row, func(tx meta.Tx) error {
+	w.mounts.mu.Lock()
+	specs := slices.Clone(w.mounts.specs)
+	w.mounts.mu.Unlock()
+	child, err := w.store.insert(ctx, "fork "+w.name+" as", row, func(tx meta.Tx) error {
+		if err := persistMounts(tx, row.ID, specs); err != nil {
+			return err
+		}
 		if opts.Checkpoint != "" {
 			if len(staged) == 0 {
 				return nil
@@ -204,4 +211,14 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 		}
 		return tx.CopyStaged(w.id, row.ID)
 	})
+	if err != nil {
+		return nil, err
+	}
+	// The fork inherits the mount table: factories run again for it, and
+	// its copies of read-write mounts are local-only (mount.Options.
+	// ForkWriteBack).
+	if err := child.attachMounts(ctx, specs); err != nil {
+		return nil, fmt.Errorf("fork %s: %w", w.name, err)
+	}
+	return child, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
+	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -59,6 +60,11 @@ type Options struct {
 	// its tree (default 4096).
 	FoldRows int
 	Logger   *slog.Logger
+	// MountDrivers rebuild persisted mounts from their source URLs on
+	// reopen (see mount.ParseURL); the CLI wires the built-in drivers.
+	MountDrivers mount.Drivers
+	// OnMountConflict hears of write-back conflicts (nil accepts).
+	OnMountConflict mount.ConflictHook
 }
 
 // DefaultDir returns the store directory used when Options.Dir is empty.
@@ -276,7 +282,7 @@ func (s *Store) Close() error {
 	s.folder.stop()
 	var errs []error
 	for _, w := range open {
-		errs = append(errs, w.FS.Close())
+		errs = append(errs, w.close())
 	}
 	errs = append(errs, s.release())
 	return errors.Join(errs...)

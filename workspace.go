@@ -10,6 +10,7 @@ import (
 
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -20,9 +21,10 @@ import (
 // the same workspace until it is deleted or the store closes.
 type Workspace struct {
 	*vfs.FS
-	store *Store
-	id    string
-	name  string
+	store  *Store
+	id     string
+	name   string
+	mounts mountState
 }
 
 // ID returns the workspace's immutable identifier.
@@ -35,6 +37,11 @@ func (w *Workspace) Name() string { return w.name }
 type CreateOptions struct {
 	// Quota limits the workspace (zero fields: unlimited).
 	Quota meta.Quota
+	// Mounts is the workspace's mount table (see package mount and
+	// Workspace.Mount). Rows parsed from a URL (Spec.Source set) are
+	// persisted and rebuilt on reopen with Options.MountDrivers; forks
+	// inherit the table.
+	Mounts []mount.Spec
 }
 
 // Info describes a workspace.
@@ -73,8 +80,23 @@ func (s *Store) Create(ctx context.Context, name string, opts CreateOptions) (*W
 	if err != nil {
 		return nil, fmt.Errorf("create workspace %s: %w", name, err)
 	}
+	if _, err := mount.NewTable(opts.Mounts); err != nil {
+		return nil, fmt.Errorf("create workspace %s: %w", name, err)
+	}
 	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, Root: root, Quota: opts.Quota}
-	return s.insert(ctx, "create workspace", row, func(tx meta.Tx) error { return tx.PutNodes(toObjects(nodes)) })
+	w, err := s.insert(ctx, "create workspace", row, func(tx meta.Tx) error {
+		if err := persistMounts(tx, row.ID, opts.Mounts); err != nil {
+			return err
+		}
+		return tx.PutNodes(toObjects(nodes))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.attachMounts(ctx, opts.Mounts); err != nil {
+		return nil, fmt.Errorf("create workspace %s: %w", name, err)
+	}
+	return w, nil
 }
 
 // insert records a new workspace row, runs fill (when not nil) in the same
@@ -137,6 +159,13 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 		return nil, err
 	}
 	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name}
+	specs, err := s.loadMounts(ctx, row.ID)
+	if err == nil {
+		err = w.attachMounts(ctx, specs)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open workspace %s: %w", row.Name, err), f.Close())
+	}
 	s.open[row.ID] = w
 	return w, nil
 }
@@ -244,7 +273,7 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 	delete(s.open, row.ID)
 	s.mu.Unlock()
 	if w != nil {
-		return w.FS.Close()
+		return w.close()
 	}
 	return nil
 }

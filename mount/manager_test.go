@@ -27,7 +27,7 @@ func read(t *testing.T, f *vfs.FS, p string) string {
 	return string(b)
 }
 
-func ok(t *testing.T, err error) {
+func ok(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

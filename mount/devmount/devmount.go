@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"io/fs"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -109,3 +110,6 @@ func (i info) Mode() fs.FileMode  { return i.mode }
 func (i info) ModTime() time.Time { return i.t }
 func (i info) IsDir() bool        { return i.mode.IsDir() }
 func (i info) Sys() any           { return nil }
+
+// Driver parses "dev:" (the device set; the URL carries nothing else).
+func Driver(*url.URL, mount.Options) (mount.Mount, error) { return New(), nil }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"strconv"
@@ -160,4 +161,12 @@ func (d *Dir) Delete(ctx context.Context, rel string) error {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}
 	return nil
+}
+
+// Driver parses "file:///abs/dir" (the directory must exist).
+func Driver(u *url.URL, _ mount.Options) (mount.Mount, error) {
+	if u.Host != "" && u.Host != "localhost" || !path.IsAbs(u.Path) {
+		return nil, fmt.Errorf("host mount url: %w: want file:///absolute/dir", fs.ErrInvalid)
+	}
+	return New(u.Path)
 }

@@ -1,0 +1,127 @@
+package forkspace_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/mount"
+	"github.com/forkspace/forkspace/mount/devmount"
+	"github.com/forkspace/forkspace/mount/hostmount"
+	"github.com/forkspace/forkspace/mount/memmount"
+)
+
+var mountDrivers = mount.Drivers{"file": hostmount.Driver, "dev": devmount.Driver}
+
+// TestMounts: a workspace created with a URL mount (persisted) and a code
+// mount; reopen rebuilds the URL mount without re-listing; a fork
+// inherits the table; the policy answers the sandbox's questions.
+func TestMounts(t *testing.T) {
+	ctx := context.Background()
+	dir, host := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "notes.md"), []byte("host notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, MountDrivers: mountDrivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := mount.ParseSpec("/host=file://"+host+"?mode=rw&writeback=manual", mountDrivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := mount.Spec{Root: "/tools", Mount: memmount.New(map[string][]byte{"run.sh": []byte("echo")})}
+	if _, err := st.Create(ctx, "bad", forkspace.CreateOptions{Mounts: []mount.Spec{spec, {Root: "/host/sub", Mount: tools.Mount}}}); !errors.Is(err, fs.ErrInvalid) {
+		t.Fatalf("nested roots: %v", err)
+	}
+	w, err := st.Create(ctx, "ws", forkspace.CreateOptions{Mounts: []mount.Spec{spec, tools}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := w.ReadFile(ctx, "host/notes.md"); err != nil || string(b) != "host notes" {
+		t.Fatalf("read: %q %v", b, err)
+	}
+	if b, err := w.ReadFile(ctx, "tools/run.sh"); err != nil || string(b) != "echo" {
+		t.Fatalf("virtual read: %q %v", b, err)
+	}
+	if err := w.WriteFile(ctx, "tools/x", []byte("x"), 0o644); !errors.Is(err, errdefs.ErrReadOnly) {
+		t.Fatalf("write to read-only tools: %v", err)
+	}
+	if err := w.WriteFile(ctx, "host/new.md", []byte("from the agent"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ms := w.Mounts(); len(ms) != 2 || ms[0].Root != "/host" || len(ms[0].Pending) != 1 {
+		t.Fatalf("mounts: %+v", ms)
+	}
+	if err := w.Flush(ctx, "/host"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(host, "new.md")); string(b) != "from the agent" {
+		t.Fatalf("flushed: %q", b)
+	}
+	p := w.MountPolicy()
+	if !p.Writable("host/a") || !p.ReadOnly("tools/a") || p.ReadOnly("src/a") {
+		t.Fatal("policy")
+	}
+	child, err := w.Fork(ctx, "child", forkspace.ForkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := child.ReadFile(ctx, "tools/run.sh"); err != nil || string(b) != "echo" {
+		t.Fatalf("fork's virtual mount: %q %v", b, err)
+	}
+	if err := child.WriteFile(ctx, "host/notes.md", []byte("fork edit"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Flush(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(host, "notes.md")); string(b) != "host notes" {
+		t.Fatalf("the fork wrote back: %q", b)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopen: the URL mount is rebuilt; the code mount is the host's to pass.
+	if err := os.WriteFile(filepath.Join(host, "later.md"), []byte("not listed yet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err = forkspace.Open(ctx, forkspace.Options{Dir: dir, MountDrivers: mountDrivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, err = st.Workspace(ctx, "ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := w.Mounts(); len(ms) != 1 || ms[0].Source == "" || ms[0].Options.Mode != mount.ReadWrite {
+		t.Fatalf("reopened mounts: %+v", ms)
+	}
+	if _, err := w.Stat(ctx, "host/later.md"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("reopen re-listed: %v", err)
+	}
+	if err := w.Refresh(ctx, "/host"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prefetch(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := w.ReadFile(ctx, "host/later.md"); err != nil || string(b) != "not listed yet" {
+		t.Fatalf("after refresh: %q %v", b, err)
+	}
+	if err := w.Mount(ctx, tools); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := w.ReadFile(ctx, "tools/run.sh"); err != nil || string(b) != "echo" {
+		t.Fatalf("re-passed code mount: %q %v", b, err)
+	}
+	if err := w.Refresh(ctx, "/nope"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("refresh of an unknown root: %v", err)
+	}
+}
