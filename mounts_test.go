@@ -14,6 +14,7 @@ import (
 	"github.com/forkspace/forkspace/mount/devmount"
 	"github.com/forkspace/forkspace/mount/hostmount"
 	"github.com/forkspace/forkspace/mount/memmount"
+	"github.com/forkspace/forkspace/transfer"
 )
 
 var mountDrivers = mount.Drivers{"file": hostmount.Driver, "dev": devmount.Driver}
@@ -63,6 +64,17 @@ func TestMounts(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(host, "new.md")); string(b) != "from the agent" {
 		t.Fatalf("flushed: %q", b)
+	}
+	// Virtual mounts are left out of exports, mount points included.
+	out := t.TempDir()
+	if err := transfer.ExportDir(ctx, w.FS, ".", out, transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "tools", "run.sh")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a virtual file was exported: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "host", "notes.md")); err != nil || string(b) != "host notes" {
+		t.Fatalf("exported lazy file: %q %v", b, err)
 	}
 	p := w.MountPolicy()
 	if !p.Writable("host/a") || !p.ReadOnly("tools/a") || p.ReadOnly("src/a") {

@@ -87,6 +87,9 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 			return err
 		}
 		cp, cn := s.join(p, de.Name()), s.join(name, de.Name())
+		if s.fs.IsVirtual(cp) {
+			continue // a virtual mount: served live, never exported
+		}
 		if err := s.emit(ctx, cn, cp, fi, seen, bodies, fn); err != nil {
 			return err
 		}

@@ -98,6 +98,11 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 		return nil, err
 	}
 	if _, _, ok := f.virtual(name); ok {
+		if flag&(accessMask|O_CREATE|O_TRUNC|O_APPEND) != O_RDONLY {
+			if err := f.hooks.CheckWrite(op, name); err != nil {
+				return nil, errdefs.PathError(op, name, err)
+			}
+		}
 		return nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: handles on a virtual mount (use ReadFile/WriteFile)", errors.ErrUnsupported)}
 	}
 	if flag&O_TRUNC == 0 {

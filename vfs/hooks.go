@@ -184,3 +184,11 @@ type namedInfo struct {
 }
 
 func (i namedInfo) Name() string { return i.name }
+
+// IsVirtual reports whether name lies under a virtual mount (its root
+// included): its contents are served live, not stored, and an export
+// leaves them out.
+func (f *FS) IsVirtual(name string) bool {
+	_, _, ok := f.virtual(name)
+	return ok
+}

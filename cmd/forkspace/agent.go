@@ -38,7 +38,7 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store %s: %w", a.storeDir, err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Logger: log})
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Logger: log, MountDrivers: mountDrivers()})
 	if err != nil {
 		db.Close()
 		return nil, nil, err

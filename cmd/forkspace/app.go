@@ -42,7 +42,7 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Logger: log})
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Logger: log, MountDrivers: mountDrivers()})
 	if err != nil {
 		return nil, err
 	}

@@ -22,17 +22,24 @@ func workspaceCmd(a *app) *cobra.Command {
 }
 
 func wsCreateCmd(a *app) *cobra.Command {
-	var quota meta.Quota
+	var (
+		quota  meta.Quota
+		mounts []string
+	)
 	c := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create an empty workspace",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
+			specs, err := parseMounts(mounts)
+			if err != nil {
+				return err
+			}
 			st, err := a.open(c.Context(), false)
 			if err != nil {
 				return err
 			}
-			w, err := st.Create(c.Context(), argv[0], forkspace.CreateOptions{Quota: quota})
+			w, err := st.Create(c.Context(), argv[0], forkspace.CreateOptions{Quota: quota, Mounts: specs})
 			if err != nil {
 				return err
 			}
@@ -41,6 +48,7 @@ func wsCreateCmd(a *app) *cobra.Command {
 	}
 	c.Flags().Int64Var(&quota.MaxBytes, "quota-bytes", 0, "limit on the logical bytes of files (0: none)")
 	c.Flags().Int64Var(&quota.MaxEntries, "quota-entries", 0, "limit on files, directories and links (0: none)")
+	c.Flags().StringArrayVar(&mounts, "mount", nil, "mount a source at a root, /ROOT=URL (repeatable; see 'forkspace mount --help')")
 	return c
 }
 

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/mount"
+	"github.com/forkspace/forkspace/mount/bundlemount"
+	"github.com/forkspace/forkspace/mount/devmount"
+	"github.com/forkspace/forkspace/mount/gitmount"
+	"github.com/forkspace/forkspace/mount/hostmount"
+	"github.com/forkspace/forkspace/mount/s3mount"
+)
+
+// mountDrivers are the built-in mount URL schemes.
+func mountDrivers() mount.Drivers {
+	d := mount.Drivers{
+		s3mount.Scheme: s3mount.New,
+		"file":         hostmount.Driver,
+		"dev":          devmount.Driver,
+		"bundle":       bundlemount.Driver,
+		"bundle+http":  bundlemount.Driver,
+		"bundle+https": bundlemount.Driver,
+	}
+	for _, s := range gitmount.Schemes {
+		d[s] = gitmount.New
+	}
+	return d
+}
+
+// parseMounts parses --mount ROOT=URL flags.
+func parseMounts(args []string) ([]mount.Spec, error) {
+	specs := make([]mount.Spec, 0, len(args))
+	for _, a := range args {
+		s, err := mount.ParseSpec(a, mountDrivers())
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+func mountCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "mount",
+		Short: "List the workspace's mounts and flush, refresh or prefetch them",
+		Long: "Mounts are declared at creation (forkspace workspace create NAME --mount /ROOT=URL).\n" +
+			"URL schemes: " + strings.Join(knownSchemes(), ", ") + "; query options mode=ro|rw,\n" +
+			"writeback=debounce|manual, writebackms=N, maxbytes=N, maxentries=N, ignore=a,b.",
+	}
+	c.AddCommand(mountLsCmd(a),
+		mountActionCmd(a, "flush", "Write pending changes under ROOT (every mount if omitted) back to the source", (*forkspace.Workspace).Flush),
+		mountActionCmd(a, "refresh", "Re-list ROOT's source (every mount if omitted) and apply upstream changes", (*forkspace.Workspace).Refresh),
+		mountActionCmd(a, "prefetch", "Fetch every not-yet-read file under ROOT (every mount if omitted)", (*forkspace.Workspace).Prefetch),
+	)
+	return c
+}
+
+func knownSchemes() []string { return slices.Sorted(maps.Keys(mountDrivers())) }
+
+// liveWorkspace opens the -w workspace (a checkpoint is refused: mounts act
+// on the live head).
+func (a *app) liveWorkspace(c *cobra.Command) (*forkspace.Workspace, error) {
+	ws, cp, err := a.target()
+	if err != nil {
+		return nil, err
+	}
+	if cp != "" {
+		return nil, usage("mounts act on the live workspace, not a checkpoint")
+	}
+	st, err := a.open(c.Context(), false)
+	if err != nil {
+		return nil, err
+	}
+	return st.Workspace(c.Context(), ws)
+}
+
+func mountLsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List the workspace's mounts",
+		Args:    args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			w, err := a.liveWorkspace(c)
+			if err != nil {
+				return err
+			}
+			ms := w.Mounts()
+			if a.json {
+				return a.printJSON(ms)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ROOT\tMODE\tWRITEBACK\tPENDING\tSOURCE")
+			for _, m := range ms {
+				src := m.Source
+				if src == "" {
+					src = "(in code)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.Root, m.Options.Mode, m.Options.WriteBack, len(m.Pending), src)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func mountActionCmd(a *app, name, short string, action func(*forkspace.Workspace, context.Context, string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " [ROOT]",
+		Short: short,
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			w, err := a.liveWorkspace(c)
+			if err != nil {
+				return err
+			}
+			root := ""
+			if len(argv) == 1 {
+				root = argv[0]
+			}
+			if err := action(w, c.Context(), root); err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(map[string]string{"workspace": w.Name(), "root": root, "done": name})
+			}
+			return nil
+		},
+	}
+}
