@@ -152,7 +152,7 @@ func (m *Manager) listItems(ctx context.Context, mt *mounted, l Lazy) (items []v
 
 // stubItem is the item of one listed entry.
 func stubItem(mt *mounted, e Entry) vfs.Item {
-	it := vfs.Item{Path: e.Path, Mode: e.Mode, ModTime: e.ModTime, Xattrs: map[string][]byte{versionAttr: []byte(e.Version)}}
+	it := vfs.Item{Path: e.Path, Mode: e.Mode, ModTime: e.ModTime, Xattrs: map[string][]byte{versionAttr: encodeVersion(e.Path, e.Version)}}
 	switch {
 	case e.Mode&fs.ModeSymlink != 0:
 		it.Target = e.Target
@@ -166,6 +166,28 @@ func stubItem(mt *mounted, e Entry) vfs.Item {
 		it.Mode |= 0o644
 	}
 	return it
+}
+
+// encodeVersion is a versionAttr value: the upstream version of the file
+// at rel. A file moved elsewhere in the mount keeps the old path, so its
+// version is not taken for the new path's.
+func encodeVersion(rel, version string) []byte { return []byte(rel + "\x00" + version) }
+
+// version returns the upstream version of FS path p at mount path rel, or
+// "" when the file never came from (or went to) the source at rel.
+func (m *Manager) version(ctx context.Context, p, rel string) (string, error) {
+	b, err := m.cfg.FS.Getxattr(ctx, p, versionAttr)
+	if isNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	at, v, ok := strings.Cut(string(b), "\x00")
+	if !ok || at != rel {
+		return "", nil
+	}
+	return v, nil
 }
 
 // stubMarker is a stub's StubAttr value: the mount root and the path below
@@ -259,15 +281,13 @@ func (m *Manager) walkLocal(ctx context.Context, mt *mounted) (map[string]localF
 		if err != nil || de.IsDir() {
 			return err
 		}
-		v, err := m.cfg.FS.Getxattr(ctx, p, versionAttr)
-		if isNotExist(err) || err == nil && de.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		if err != nil {
+		rel := strings.TrimPrefix(p, mt.path+"/")
+		v, err := m.version(ctx, p, rel)
+		if err != nil || v == "" || de.Type()&fs.ModeSymlink != 0 {
 			return err
 		}
 		_, serr := m.cfg.FS.Getxattr(ctx, p, vfs.StubAttr)
-		out[strings.TrimPrefix(p, mt.path+"/")] = localFile{version: string(v), stub: serr == nil}
+		out[rel] = localFile{version: v, stub: serr == nil}
 		return nil
 	})
 	return out, err
@@ -304,7 +324,7 @@ func (m *Manager) refresh(ctx context.Context, mt *mounted, l Lazy, _ rootState)
 		switch {
 		case have && lf.version == e.Version:
 			continue
-		case pending[e.Path]:
+		case pending.covers(e.Path):
 			if have {
 				m.conflict(Conflict{Root: mt.spec.Root, RelPath: e.Path, Reason: "upstream-changed", Err: errdefs.ErrConflict})
 			}
@@ -316,7 +336,7 @@ func (m *Manager) refresh(ctx context.Context, mt *mounted, l Lazy, _ rootState)
 		return err
 	}
 	for p := range local {
-		if !seen[p] && !pending[p] {
+		if !seen[p] && !pending.covers(p) {
 			items = append(items, vfs.Item{Path: p, Remove: true})
 		}
 	}

@@ -63,7 +63,8 @@ type Manager struct {
 	indexDone chan struct{} // closed when the first lazy index finished
 	indexed   bool
 
-	flights flights
+	flights   flights
+	pathLocks sync.Map // root NUL rel → *sync.Mutex (lockPath)
 
 	wb writeBack
 }
@@ -79,8 +80,6 @@ type mounted struct {
 	// local is set for a fork's copy of a read-write mount: writes stay in
 	// the workspace and are never written back.
 	local bool
-	// flushMu serialises write-back to this mount.
-	flushMu sync.Mutex
 }
 
 // rootState is the JSON value of rootAttr.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -190,12 +191,27 @@ func (wb *writeBack) list(root string) []string {
 }
 
 // pendingSet returns the pending paths of mt as a set.
-func (wb *writeBack) pendingSet(mt *mounted) map[string]bool {
-	out := map[string]bool{}
+func (wb *writeBack) pendingSet(mt *mounted) pathSet {
+	out := pathSet{}
 	for _, rel := range wb.list(mt.spec.Root) {
 		out[rel] = true
 	}
 	return out
+}
+
+// pathSet is a set of mount-relative paths.
+type pathSet map[string]bool
+
+// covers reports whether rel or one of its parents is in the set.
+func (s pathSet) covers(rel string) bool {
+	for p := rel; ; p = path.Dir(p) {
+		if s[p] {
+			return true
+		}
+		if !strings.Contains(p, "/") {
+			return false
+		}
+	}
 }
 
 // close stops the timers and waits for write-backs they started.
@@ -266,25 +282,55 @@ func (m *Manager) writeBackPath(ctx context.Context, mt *mounted, rel string) er
 	if local || !ok {
 		return nil
 	}
-	p := mt.join(rel)
-	fi, err := m.cfg.FS.Lstat(ctx, p)
+	fi, err := m.cfg.FS.Lstat(ctx, mt.join(rel))
 	switch {
 	case isNotExist(err):
-		return m.deleteUpstream(ctx, mt, mnt, w, rel)
+		return m.deleteUpstream(ctx, mt, mnt, w, rel, true)
 	case err != nil:
 		return err
+	case fi.IsDir():
+		// A directory renamed into place or recreated: its files go up,
+		// what the source holds below it and the tree lacks goes away.
+		if err := m.putTree(ctx, mt, w, rel); err != nil {
+			return err
+		}
+		return m.deleteUpstream(ctx, mt, mnt, w, rel, false)
 	case !fi.Mode().IsRegular():
 		return nil
 	}
+	return m.putFile(ctx, mt, w, rel)
+}
+
+// putTree puts every regular file below directory rel, except those
+// pending on their own.
+func (m *Manager) putTree(ctx context.Context, mt *mounted, w Writable, rel string) error {
+	pending := m.wb.pendingSet(mt)
+	return fs.WalkDir(m.cfg.FS.IOFS(ctx), mt.join(rel), func(p string, de fs.DirEntry, err error) error {
+		if err != nil || !de.Type().IsRegular() {
+			return err
+		}
+		if r := strings.TrimPrefix(p, mt.path+"/"); !pending[r] {
+			return m.putFile(ctx, mt, w, r)
+		}
+		return nil
+	})
+}
+
+// putFile puts regular file rel, with the version it was last seen at
+// upstream as the precondition (none for a file new at this path).
+func (m *Manager) putFile(ctx context.Context, mt *mounted, w Writable, rel string) error {
+	unlock := m.lockPath(mt, rel)
+	defer unlock()
+	p := mt.join(rel)
 	data, err := m.cfg.FS.ReadFile(ctx, p)
 	if err != nil {
 		return err
 	}
-	ver, err := m.cfg.FS.Getxattr(ctx, p, versionAttr)
-	if err != nil && !isNotExist(err) {
+	ver, err := m.version(ctx, p, rel)
+	if err != nil {
 		return err
 	}
-	newVer, err := w.Put(ctx, rel, data, string(ver))
+	newVer, err := w.Put(ctx, rel, data, ver)
 	if err != nil {
 		reason := "put-failed"
 		if errors.Is(err, errdefs.ErrConflict) {
@@ -293,32 +339,87 @@ func (m *Manager) writeBackPath(ctx context.Context, mt *mounted, rel string) er
 		m.conflict(Conflict{Root: mt.spec.Root, RelPath: rel, Reason: reason, Err: err})
 		return fmt.Errorf("write back %s%s: %w", mt.spec.Root, "/"+rel, err)
 	}
-	err = m.cfg.FS.Populate(ctx, mt.path, []vfs.Item{{Path: rel, Keep: true, Xattrs: map[string][]byte{versionAttr: []byte(newVer)}}})
+	err = m.cfg.FS.Populate(ctx, mt.path, []vfs.Item{{Path: rel, Keep: true, Xattrs: map[string][]byte{versionAttr: encodeVersion(rel, newVer)}}})
 	if isNotExist(err) {
 		return nil // removed meanwhile: its own write-back follows
 	}
 	return err
 }
 
-// deleteUpstream deletes rel from the source, and everything the source
-// lists below it (rel was a directory removed whole).
-func (m *Manager) deleteUpstream(ctx context.Context, mt *mounted, mnt Mount, w Writable, rel string) error {
-	dels := []string{rel}
+// lockPath serialises puts of one path (a directory's write-back and the
+// file's own), so each reads the version the other recorded.
+func (m *Manager) lockPath(mt *mounted, rel string) (unlock func()) {
+	v, _ := m.pathLocks.LoadOrStore(mt.spec.Root+"\x00"+rel, new(sync.Mutex))
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// deleteUpstream deletes what the source lists below rel (and rel itself
+// when self) that the tree does not hold as a regular file.
+func (m *Manager) deleteUpstream(ctx context.Context, mt *mounted, mnt Mount, w Writable, rel string, self bool) error {
+	var dels []string
+	if self {
+		dels = append(dels, rel)
+	}
 	if l, ok := mnt.(Lazy); ok {
 		ents, err := l.List(ctx)
 		if err != nil {
 			return err
 		}
 		for _, e := range ents {
-			if strings.HasPrefix(e.Path, rel+"/") {
-				dels = append(dels, e.Path)
+			if !strings.HasPrefix(e.Path, rel+"/") {
+				continue
 			}
+			fi, err := m.cfg.FS.Lstat(ctx, mt.join(e.Path))
+			if err == nil && fi.Mode().IsRegular() {
+				continue
+			}
+			dels = append(dels, e.Path)
 		}
+	}
+	if err := m.rescueStubs(ctx, mt, dels); err != nil {
+		return err
 	}
 	for _, d := range dels {
 		if err := w.Delete(ctx, d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			m.conflict(Conflict{Root: mt.spec.Root, RelPath: d, Reason: "put-failed", Err: err})
 			return fmt.Errorf("write back deletion of %s/%s: %w", mt.spec.Root, d, err)
+		}
+	}
+	return nil
+}
+
+// rescueStubs hydrates the stubs below pending paths that still point at
+// a source path about to be deleted (a directory of stubs renamed within
+// the mount), so their bytes are not lost with it.
+func (m *Manager) rescueStubs(ctx context.Context, mt *mounted, dels []string) error {
+	gone := pathSet{}
+	for _, d := range dels {
+		gone[d] = true
+	}
+	for rel := range m.wb.pendingSet(mt) {
+		err := fs.WalkDir(m.cfg.FS.IOFS(ctx), mt.join(rel), func(p string, de fs.DirEntry, err error) error {
+			if isNotExist(err) {
+				return nil
+			}
+			if err != nil || !de.Type().IsRegular() {
+				return err
+			}
+			marker, err := m.cfg.FS.Getxattr(ctx, p, vfs.StubAttr)
+			if isNotExist(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if root, from, ok := parseMarker(marker); ok && root == mt.spec.Root && gone[from] {
+				return m.Hydrate(ctx, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

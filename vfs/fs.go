@@ -230,10 +230,18 @@ func (f *FS) updateContent(ctx context.Context, op, name string, in content.Inte
 	if err := f.checkWrite(op, name); err != nil {
 		return err
 	}
-	if err := f.mutate(ctx, op, name, in, fn); err != nil {
+	changed := false
+	err := f.mutate(ctx, op, name, in, func(t *txn) error {
+		err := fn(t)
+		changed = len(t.muts) > 0
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	f.changed(name)
+	if changed {
+		f.changed(name)
+	}
 	return nil
 }
 

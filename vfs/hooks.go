@@ -17,7 +17,9 @@ const StubAttr = "trusted.forkspace.stub"
 
 // Hooks let the layer that owns mounts (package mount) take part in an
 // FS's operations. Paths are the FS paths given to the operation, not
-// resolved through symbolic links.
+// resolved through symbolic links. A stub is hydrated before it is read,
+// truncated, opened without O_TRUNC, renamed or linked (so a moved file no
+// longer depends on its source path).
 type Hooks interface {
 	// CheckWrite is called before a mutation of name (op as in the
 	// returned *fs.PathError); an error fails the mutation unchanged.
@@ -108,6 +110,20 @@ func (t *txn) isStub(ctx context.Context, ino uint64, m content.Manifest) (bool,
 	}
 	_, ok, err := t.get(ctx, inoKey(ino, kindXattr, StubAttr))
 	return ok, err
+}
+
+// dropStub removes inode ino's StubAttr, if any: new contents make a stub
+// an ordinary file.
+func (t *txn) dropStub(ctx context.Context, ino uint64) error {
+	if t.f.hooks == nil {
+		return nil
+	}
+	k := inoKey(ino, kindXattr, StubAttr)
+	_, ok, err := t.get(ctx, k)
+	if ok {
+		t.del(k)
+	}
+	return err
 }
 
 // hydrate fills name if it is a stub, so a read or a partial write sees

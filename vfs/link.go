@@ -77,6 +77,9 @@ func (f *FS) Link(ctx context.Context, oldname, newname string) (err error) {
 	if err := f.checkWrite(op, newname); err != nil {
 		return err
 	}
+	if err := f.hydrate(ctx, op, oldname); err != nil {
+		return err
+	}
 	defer f.changedOn(&err, newname)
 	return f.update(ctx, op, oldname, func(t *txn) error {
 		src, err := t.lookup(ctx, oldname, false)

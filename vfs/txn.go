@@ -240,7 +240,7 @@ func (t *txn) setContent(ctx context.Context, ino uint64, a *attr, m content.Man
 	a.size = m.Size
 	a.mtime, a.ctime = t.now, t.now
 	t.putAttr(ino, a)
-	return nil
+	return t.dropStub(ctx, ino)
 }
 
 // dirEmpty reports whether directory ino has no entries.
