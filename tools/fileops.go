@@ -38,6 +38,20 @@ func (c *call) fsOf() (provider.FS, error) {
 	return f, nil
 }
 
+// fsPath returns the file module and the cleaned workspace path of a
+// tool's path argument.
+func (c *call) fsPath(path string) (provider.FS, string, error) {
+	f, err := c.fsOf()
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := clean(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, p, nil
+}
+
 func (s *Set) addFileTools() {
 	add(s, readOnly, "read", "Read a text file of the workspace. Returns numbered lines (line number, tab, text); "+
 		"long files come in pages: pass offset (first line, 1-based) and limit (number of lines) to read more. "+
@@ -54,11 +68,7 @@ func (s *Set) addFileTools() {
 }
 
 func statTool(ctx context.Context, c *call, in statIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	p, err := clean(in.Path)
+	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
 	}
@@ -83,11 +93,7 @@ func typeName(m fs.FileMode) string {
 }
 
 func rmTool(ctx context.Context, c *call, in rmIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	p, err := clean(in.Path)
+	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
 	}
@@ -120,11 +126,7 @@ func rmTool(ctx context.Context, c *call, in rmIn) (string, error) {
 }
 
 func mkdirTool(ctx context.Context, c *call, in mkdirIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	p, err := clean(in.Path)
+	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
 	}
@@ -144,11 +146,7 @@ func mkdirTool(ctx context.Context, c *call, in mkdirIn) (string, error) {
 }
 
 func mvTool(ctx context.Context, c *call, in mvIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	from, err := clean(in.From)
+	f, from, err := c.fsPath(in.From)
 	if err != nil {
 		return "", err
 	}

@@ -28,11 +28,7 @@ func (s *Set) addSearchTools() {
 }
 
 func lsTool(ctx context.Context, c *call, in lsIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	p, err := clean(in.Path)
+	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
 	}

@@ -41,11 +41,7 @@ func isBinary(data []byte) bool {
 }
 
 func readTool(ctx context.Context, c *call, in readIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	p, err := clean(in.Path)
+	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
 	}

@@ -27,11 +27,7 @@ type editSpec struct {
 }
 
 func writeTool(ctx context.Context, c *call, in writeIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	p, err := clean(in.Path)
+	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
 	}
@@ -73,11 +69,7 @@ func lineCount(s string) int {
 }
 
 func editTool(ctx context.Context, c *call, in editIn) (string, error) {
-	f, err := c.fsOf()
-	if err != nil {
-		return "", err
-	}
-	p, err := clean(in.Path)
+	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
 	}
