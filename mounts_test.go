@@ -137,3 +137,61 @@ func TestMounts(t *testing.T) {
 		t.Fatalf("refresh of an unknown root: %v", err)
 	}
 }
+
+// TestMountsGC: stubs reference nothing stored and hydrated files are
+// ordinary content, so a collection with no grace keeps every byte a
+// workspace (or its fork) can read, and the store checks clean.
+func TestMountsGC(t *testing.T) {
+	ctx := context.Background()
+	host := t.TempDir()
+	big := make([]byte, 300<<10) // chunked into the blob store
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	for name, data := range map[string][]byte{"small.txt": []byte("small"), "big.bin": big, "unread.txt": []byte("never read")} {
+		if err := os.WriteFile(filepath.Join(host, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), MountDrivers: mountDrivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	spec, err := mount.ParseSpec("/host=file://"+host, mountDrivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.Create(ctx, "ws", forkspace.CreateOptions{Mounts: []mount.Spec{spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"host/small.txt", "host/big.bin"} {
+		if _, err := w.ReadFile(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	child, err := w.Fork(ctx, "child", forkspace.ForkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.GC(ctx, forkspace.GCOptions{Grace: -1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*forkspace.Workspace{w, child} {
+		b, err := f.ReadFile(ctx, "host/big.bin")
+		if err != nil || len(b) != len(big) || b[12345] != big[12345] {
+			t.Fatalf("%s: hydrated file after gc: %d bytes, %v", f.Name(), len(b), err)
+		}
+		if b, err := f.ReadFile(ctx, "host/unread.txt"); err != nil || string(b) != "never read" {
+			t.Fatalf("%s: stub after gc: %q %v", f.Name(), b, err)
+		}
+	}
+	rep, err := st.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Clean() {
+		t.Fatalf("check after gc: %+v", rep)
+	}
+}
