@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forkspace/forkspace/errdefs"
@@ -61,7 +62,7 @@ type Manager struct {
 
 	indexMu   sync.Mutex
 	indexDone chan struct{} // closed when the first lazy index finished
-	indexed   bool
+	indexed   atomic.Bool   // set (under indexMu) once it has
 
 	flights   flights
 	pathLocks sync.Map // root NUL rel → *sync.Mutex (lockPath)
@@ -226,8 +227,11 @@ func (m *Manager) Virtual(name string) (vfs.Virtual, string, bool) {
 // are logged and returned by Index; a failed mount is retried by Index or
 // Refresh, not by every operation).
 func (m *Manager) awaitIndex() {
+	if m.indexed.Load() {
+		return
+	}
 	m.indexMu.Lock()
-	if m.indexed {
+	if m.indexed.Load() {
 		m.indexMu.Unlock()
 		return
 	}
@@ -244,7 +248,7 @@ func (m *Manager) awaitIndex() {
 		m.log.Warn("index mounts", "err", err)
 	}
 	m.indexMu.Lock()
-	m.indexed = true
+	m.indexed.Store(true)
 	m.indexMu.Unlock()
 	close(done)
 }
