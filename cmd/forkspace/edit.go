@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"path"
@@ -10,6 +11,25 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
+// eachPath opens the selected workspace view and calls fn for each
+// argument as a cleaned workspace path, stopping at the first error.
+func (a *app) eachPath(ctx context.Context, argv []string, fn func(ctx context.Context, f *vfs.FS, p string) error) error {
+	f, err := a.view(ctx)
+	if err != nil {
+		return err
+	}
+	for _, arg := range argv {
+		p, err := vfs.CleanPath(arg)
+		if err != nil {
+			return err
+		}
+		if err := fn(ctx, f, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func rmCmd(a *app) *cobra.Command {
 	var recursive bool
 	c := &cobra.Command{
@@ -17,26 +37,15 @@ func rmCmd(a *app) *cobra.Command {
 		Short: "Remove files, links and (with -r) directory trees",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			ctx := c.Context()
-			f, err := a.view(ctx)
-			if err != nil {
-				return err
-			}
-			for _, arg := range argv {
-				p, err := vfs.CleanPath(arg)
-				if err != nil {
-					return err
-				}
+			return a.eachPath(c.Context(), argv, func(ctx context.Context, f *vfs.FS, p string) error {
 				if !recursive {
-					err = f.Remove(ctx, p)
-				} else if _, err = f.Lstat(ctx, p); err == nil {
-					err = f.RemoveAll(ctx, p)
+					return f.Remove(ctx, p)
 				}
-				if err != nil {
+				if _, err := f.Lstat(ctx, p); err != nil {
 					return err
 				}
-			}
-			return nil
+				return f.RemoveAll(ctx, p)
+			})
 		},
 	}
 	c.Flags().BoolVarP(&recursive, "recursive", "r", false, "remove directories and their contents")
@@ -50,26 +59,12 @@ func mkdirCmd(a *app) *cobra.Command {
 		Short: "Create directories",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			ctx := c.Context()
-			f, err := a.view(ctx)
-			if err != nil {
-				return err
-			}
-			for _, arg := range argv {
-				p, err := vfs.CleanPath(arg)
-				if err != nil {
-					return err
-				}
+			return a.eachPath(c.Context(), argv, func(ctx context.Context, f *vfs.FS, p string) error {
 				if parents {
-					err = f.MkdirAll(ctx, p, 0o755)
-				} else {
-					err = f.Mkdir(ctx, p, 0o755)
+					return f.MkdirAll(ctx, p, 0o755)
 				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
+				return f.Mkdir(ctx, p, 0o755)
+			})
 		},
 	}
 	c.Flags().BoolVarP(&parents, "parents", "p", false, "create missing parents; an existing directory is not an error")
