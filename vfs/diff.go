@@ -9,6 +9,7 @@ import (
 
 	"github.com/forkspace/forkspace/internal/textdiff"
 
+	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/kv"
 )
 
@@ -149,6 +150,23 @@ func (s *side) path(ctx context.Context, l loc) (string, error) {
 	return join(dir, l.name), err
 }
 
+// linkPaths returns the paths of inode ino in s: its primary path and those
+// of its secondary links (backlink records).
+func (s *side) linkPaths(ctx context.Context, ino uint64, primary string) ([]string, error) {
+	paths := []string{primary}
+	start, end := inoRange(ino, kindBacklink)
+	err := s.t.view.Scan(ctx, start, end, func(k, _ []byte) error {
+		dir, name, ok := parseBacklink(k)
+		if !ok {
+			return fmt.Errorf("link record of inode %d: %w", ino, errdefs.ErrCorrupt)
+		}
+		p, err := s.path(ctx, loc{parent: dir, name: name})
+		paths = append(paths, p)
+		return err
+	})
+	return paths, err
+}
+
 func join(dir, name string) string {
 	if dir == "" {
 		return name
@@ -236,14 +254,24 @@ func (d *differ) changes(ctx context.Context) ([]Change, error) {
 		}
 	}
 	for ino := range d.touched {
-		// A renamed inode's change is already at its primary path; a
-		// hard link added elsewhere does not hide a modification.
+		// A modified inode is reported at each of its links that is not
+		// already reported as added or renamed: a hard link added elsewhere
+		// (even one that became the primary link) does not hide the
+		// modification of the links that were there before.
 		c, ok, err := d.modified(ctx, ino)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			if _, dup := byPath[c.Path]; !dup {
+		if !ok {
+			continue
+		}
+		paths, err := d.to.linkPaths(ctx, ino, c.Path)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			if _, dup := byPath[p]; !dup {
+				c.Path = p
 				put(c)
 			}
 		}

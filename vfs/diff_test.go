@@ -276,3 +276,23 @@ func pathState(rt *rapid.T, f *vfs.FS) map[string]string {
 	must(rt, err)
 	return out
 }
+
+// TestDiffModifiedThroughMovedPrimaryLink: a file renamed away and linked
+// back under its old name keeps that old name as a secondary link; a change
+// to its contents is reported there, not hidden behind the new link.
+func TestDiffModifiedThroughMovedPrimaryLink(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{})
+	f := e.open(e.ws)
+	must(t, f.WriteFile(ctx, "a", []byte("line\n"), 0o644))
+	child := e.fork(f, "child")
+	must(t, child.WriteFile(ctx, "a", nil, 0o644))
+	must(t, child.Mkdir(ctx, "c", 0o755))
+	must(t, child.Rename(ctx, "a", "c/b"))
+	must(t, child.Link(ctx, "c/b", "a"))
+	cs, err := vfs.Diff(ctx, f, child, vfs.DiffOptions{})
+	must(t, err)
+	if got, want := summary(cs), "modified a file 0/5\nadded c dir 0/0\nadded c/b file 0/0\n"; got != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
+	}
+}
