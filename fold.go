@@ -55,23 +55,30 @@ func (f *checkpointFolder) run(ctx context.Context) {
 			return
 		case <-f.wake:
 		}
-		var ids []string
-		err := f.s.meta.View(ctx, func(tx meta.Tx) (err error) {
-			ids, err = tx.UnfoldedCheckpoints()
-			return err
-		})
-		for _, id := range ids {
-			if err != nil || ctx.Err() != nil {
-				break
-			}
-			_, err = f.s.foldCheckpoint(ctx, id)
-		}
-		if err != nil && ctx.Err() == nil {
+		if err := f.s.FoldCheckpoints(ctx); err != nil && ctx.Err() == nil {
 			// The delta stays; reads and diffs of the checkpoint still see
 			// its whole state, and the next pass retries.
 			f.s.log.Warn("fold checkpoints", "err", err)
 		}
 	}
+}
+
+// FoldCheckpoints folds the staging delta of every checkpoint that still
+// has one, now, instead of waiting for the background folder. The
+// checkpoints' states do not change.
+func (s *Store) FoldCheckpoints(ctx context.Context) error {
+	var ids []string
+	err := s.meta.View(ctx, func(tx meta.Tx) (err error) {
+		ids, err = tx.UnfoldedCheckpoints()
+		return err
+	})
+	for _, id := range ids {
+		if err != nil {
+			break
+		}
+		_, err = s.foldCheckpoint(ctx, id)
+	}
+	return err
 }
 
 // foldCheckpoint folds a checkpoint's staging delta into a new root, records
