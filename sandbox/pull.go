@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forkspace/forkspace/mount"
 	"io"
 	"io/fs"
 	"os"
@@ -56,7 +57,9 @@ type puller struct {
 	host     *os.Root
 	man      manifest
 	readOnly []string
-	resolve  ConflictFunc
+	// policy says which paths lie under read-only mounts (nil: no mounts).
+	policy  mount.Policy
+	resolve ConflictFunc
 	// pending collects paths whose host copy was left unlike the
 	// workspace (with their subtrees); the next sync restores them.
 	pending map[string]bool
@@ -101,6 +104,9 @@ func (p *puller) drop(c hostChange) string {
 		if under(c.path, ro) {
 			return reasonReadOnly
 		}
+	}
+	if p.policy != nil && p.policy.ReadOnly(c.path) {
+		return reasonReadOnly
 	}
 	if p.conflicts(c) && p.resolve != nil && p.resolve(p.ctx, Conflict{Path: c.path, Op: c.op}) == KeepLocal {
 		return reasonKeptLocal

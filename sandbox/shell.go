@@ -234,7 +234,7 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 		}
 	}
 	p := &puller{ctx: ctx, ws: s.ws, host: host, man: st.man, readOnly: s.opts.ReadOnly,
-		resolve: s.opts.OnConflict, pending: st.pending}
+		policy: s.ws.MountPolicy(), resolve: s.opts.OnConflict, pending: st.pending}
 	res.Changed, res.Dropped, err = p.pull(changes)
 	for _, sp := range special {
 		res.Dropped = append(res.Dropped, provider.Change{Path: sp, Op: opCreated, Reason: reasonSpecial})
@@ -277,6 +277,13 @@ func checkpointLabel(command string) string {
 // materialize brings the work dir up to the workspace's current state.
 func (s *Shell) materialize(ctx context.Context, host *os.Root) error {
 	st := s.st
+	// Lazy mount stubs hold no bytes until read: hydrate them so the
+	// command sees the files, not holes.
+	if s.ws.MountPolicy() != nil {
+		if err := s.ws.Prefetch(ctx, ""); err != nil {
+			return fmt.Errorf("materialize: hydrate mounts: %w", err)
+		}
+	}
 	root, err := s.ws.Root(ctx)
 	if err != nil {
 		return fmt.Errorf("materialize: %w", err)
