@@ -46,7 +46,8 @@ func TestFork(t *testing.T) {
 		t.Fatal("the child hydrates a stub it inherited")
 	}
 	mu.Lock()
-	if len(calls) != 2 || calls[0].SessionID != "session-parent" || calls[1].SessionID != "session-child" || calls[1].WorkspaceID != "child" || calls[1].Root != "/data" {
+	if len(calls) != 2 || calls[0].SessionID != "session-parent" || calls[1].SessionID != "session-child" || calls[1].WorkspaceID != "child" || calls[1].Root != "/data" ||
+		calls[0].FS != parent || calls[1].FS != child {
 		t.Fatalf("factory calls: %+v", calls)
 	}
 	mu.Unlock()

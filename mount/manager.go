@@ -169,7 +169,7 @@ func (m *Manager) build(ctx context.Context, mt *mounted) (Mount, Strategy, erro
 		return mt.m, mt.strategy, nil
 	}
 	mc := m.cfg.Context
-	mc.Root = mt.spec.Root
+	mc.Root, mc.FS = mt.spec.Root, m.cfg.FS
 	mnt, err := Build(ctx, mt.spec, mc)
 	if err != nil {
 		return nil, "", err

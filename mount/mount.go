@@ -2,6 +2,7 @@ package mount
 
 import (
 	"context"
+	"github.com/forkspace/forkspace/vfs"
 	"io/fs"
 	"time"
 )
@@ -90,6 +91,10 @@ type Context struct {
 	Root string
 	// WorkspaceID identifies the workspace (a fork has its own).
 	WorkspaceID string
+	// FS is the workspace's filesystem, for factories that read workspace
+	// state to decide what to mount (the seed's vfs handle). A factory must
+	// not write under mount roots: it runs while mounts are being indexed.
+	FS *vfs.FS
 }
 
 // Factory builds a mount on first index, so a per-session mount can derive
