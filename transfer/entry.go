@@ -47,10 +47,22 @@ type source interface {
 	walk(ctx context.Context, fn func(e *entry, body io.Reader) error) error
 }
 
-// counter is a source that can count its entries and file bytes cheaply,
-// without reading contents.
-type counter interface {
-	count(ctx context.Context) (files, bytes int64, err error)
+// visitor is a source that can also walk without opening file contents
+// (bodies false), so its entries and bytes can be counted cheaply.
+type visitor interface {
+	visit(ctx context.Context, bodies bool, fn func(e *entry, body io.Reader) error) error
+}
+
+// count returns the number of entries of v and the bytes of its files.
+func count(ctx context.Context, v visitor) (files, bytes int64, err error) {
+	err = v.visit(ctx, false, func(e *entry, _ io.Reader) error {
+		files++
+		if e.kind == kindFile {
+			bytes += e.size
+		}
+		return nil
+	})
+	return files, bytes, err
 }
 
 // sink writes entries under a target. finish applies what had to wait for
@@ -65,8 +77,8 @@ type sink interface {
 func run(ctx context.Context, op string, src source, dst sink, opts Options) (err error) {
 	defer func() { err = errors.Join(err, dst.close()) }()
 	files, bytes := int64(-1), int64(-1)
-	if c, ok := src.(counter); ok && opts.Progress != nil {
-		if files, bytes, err = c.count(ctx); err != nil {
+	if v, ok := src.(visitor); ok && opts.Progress != nil {
+		if files, bytes, err = count(ctx, v); err != nil {
 			return fmt.Errorf("%s: count: %w", op, err)
 		}
 	}

@@ -20,7 +20,7 @@ type hostSource struct {
 
 var (
 	_ source  = (*hostSource)(nil)
-	_ counter = (*hostSource)(nil)
+	_ visitor = (*hostSource)(nil)
 )
 
 // devIno identifies a host inode.
@@ -43,17 +43,6 @@ func newHostSource(dir string, skip func(string, error) error) (*hostSource, err
 
 func (s *hostSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) error {
 	return s.visit(ctx, true, fn)
-}
-
-func (s *hostSource) count(ctx context.Context) (files, bytes int64, err error) {
-	err = s.visit(ctx, false, func(e *entry, _ io.Reader) error {
-		files++
-		if e.kind == kindFile {
-			bytes += e.size
-		}
-		return nil
-	})
-	return files, bytes, err
 }
 
 func (s *hostSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.Reader) error) error {

@@ -18,7 +18,7 @@ type wsSource struct {
 
 var (
 	_ source  = (*wsSource)(nil)
-	_ counter = (*wsSource)(nil)
+	_ visitor = (*wsSource)(nil)
 )
 
 func newWSSource(src *vfs.FS, srcPath string) (*wsSource, error) {
@@ -41,17 +41,6 @@ func (s *wsSource) join(dir, name string) string {
 // under its base name.
 func (s *wsSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) error {
 	return s.visit(ctx, true, fn)
-}
-
-func (s *wsSource) count(ctx context.Context) (files, bytes int64, err error) {
-	err = s.visit(ctx, false, func(e *entry, _ io.Reader) error {
-		files++
-		if e.kind == kindFile {
-			bytes += e.size
-		}
-		return nil
-	})
-	return files, bytes, err
 }
 
 // visit walks the tree; with bodies it opens each regular file for fn.

@@ -2,17 +2,12 @@ package vfs_test
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
+	"github.com/forkspace/forkspace/vfs/vfstest"
 	"testing"
 	"time"
 
-	"github.com/forkspace/forkspace/blob/fileblob"
-	"github.com/forkspace/forkspace/chunk"
-	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
-	"github.com/forkspace/forkspace/meta/sqlitemeta"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -43,23 +38,7 @@ func newEnv(t testing.TB, opts vfs.Options) *env {
 // connect opens the store's components.
 func (e *env) connect() {
 	e.t.Helper()
-	m, err := sqlitemeta.Open(context.Background(), filepath.Join(e.dir, "meta.db"), sqlitemeta.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	blobs, err := fileblob.Open(filepath.Join(e.dir, "blobs"))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.deps = vfs.Deps{
-		Meta:    m,
-		KV:      kv.New(m, kv.Options{}),
-		Content: content.New(content.Options{Blobs: blobs, Meta: m, Params: chunk.DefaultParams}),
-	}
-	e.t.Cleanup(func() {
-		_ = m.Close()
-		_ = blobs.Close()
-	})
+	e.deps = vfstest.OpenDeps(e.t, e.dir)
 }
 
 // createWorkspace records w with the tree nodes of its root.

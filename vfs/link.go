@@ -68,16 +68,7 @@ func (f *FS) Readlink(ctx context.Context, name string) (string, error) {
 // name oldname.
 func (f *FS) Link(ctx context.Context, oldname, newname string) (err error) {
 	const op = "link"
-	if err := validPath(op, oldname); err != nil {
-		return err
-	}
-	if err := validPath(op, newname); err != nil {
-		return err
-	}
-	if err := f.checkWrite(op, newname); err != nil {
-		return err
-	}
-	if err := f.hydrate(ctx, op, oldname); err != nil {
+	if err := f.checkTwo(ctx, op, oldname, newname); err != nil {
 		return err
 	}
 	defer f.changedOn(&err, newname)

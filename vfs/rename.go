@@ -8,6 +8,22 @@ import (
 	"github.com/forkspace/forkspace/errdefs"
 )
 
+// checkTwo is the common start of operations on two paths (rename, link):
+// both must be valid, newname must be writable (not under a read-only
+// mount), and oldname is hydrated if it is a lazy mount stub.
+func (f *FS) checkTwo(ctx context.Context, op, oldname, newname string) error {
+	if err := validPath(op, oldname); err != nil {
+		return err
+	}
+	if err := validPath(op, newname); err != nil {
+		return err
+	}
+	if err := f.checkWrite(op, newname); err != nil {
+		return err
+	}
+	return f.hydrate(ctx, op, oldname)
+}
+
 // Rename moves oldname to newname atomically, with POSIX semantics: an
 // existing file at newname is replaced, and so is an empty directory when
 // oldname is a directory. A directory over a non-directory is
@@ -18,16 +34,7 @@ import (
 // the same inode, does nothing. Errors name oldname.
 func (f *FS) Rename(ctx context.Context, oldname, newname string) (err error) {
 	const op = "rename"
-	if err := validPath(op, oldname); err != nil {
-		return err
-	}
-	if err := validPath(op, newname); err != nil {
-		return err
-	}
-	if err := f.checkWrite(op, newname); err != nil {
-		return err
-	}
-	if err := f.hydrate(ctx, op, oldname); err != nil {
+	if err := f.checkTwo(ctx, op, oldname, newname); err != nil {
 		return err
 	}
 	defer f.changedOn(&err, newname)

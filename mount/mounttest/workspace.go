@@ -2,17 +2,11 @@ package mounttest
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
+	"github.com/forkspace/forkspace/vfs/vfstest"
 	"testing"
 	"time"
 
-	"github.com/forkspace/forkspace/blob/fileblob"
-	"github.com/forkspace/forkspace/chunk"
-	"github.com/forkspace/forkspace/content"
-	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
-	"github.com/forkspace/forkspace/meta/sqlitemeta"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -35,23 +29,7 @@ func NewStore(t testing.TB) *Store {
 
 func (s *Store) connect() {
 	s.t.Helper()
-	m, err := sqlitemeta.Open(context.Background(), filepath.Join(s.dir, "meta.db"), sqlitemeta.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	blobs, err := fileblob.Open(filepath.Join(s.dir, "blobs"))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.Deps = vfs.Deps{
-		Meta:    m,
-		KV:      kv.New(m, kv.Options{}),
-		Content: content.New(content.Options{Blobs: blobs, Meta: m, Params: chunk.DefaultParams}),
-	}
-	s.t.Cleanup(func() {
-		_ = m.Close()
-		_ = blobs.Close()
-	})
+	s.Deps = vfstest.OpenDeps(s.t, s.dir)
 }
 
 // Reopen closes the metadata store and opens everything again from disk
