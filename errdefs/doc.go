@@ -1,6 +1,7 @@
 // Package errdefs is forkspace's error vocabulary: the sentinel errors that
 // io/fs does not define (ErrNotEmpty, ErrNotDir, ErrIsDir, ErrReadOnly,
-// ErrConflict, ErrCorrupt, ErrQuota, ErrNameTooLong, ErrLoop, ErrBusy).
+// ErrConflict, ErrCorrupt, ErrQuota, ErrNameTooLong, ErrLoop, ErrBusy,
+// ErrStale).
 //
 // Every package reports failures with an io/fs sentinel (fs.ErrNotExist,
 // fs.ErrExist, fs.ErrInvalid, fs.ErrPermission, fs.ErrClosed), one of these,

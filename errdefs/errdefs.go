@@ -18,6 +18,10 @@ var (
 	ErrNameTooLong = errors.New("name too long")
 	ErrLoop        = errors.New("too many levels of symbolic links")
 	ErrBusy        = errors.New("resource busy")
+	// ErrStale is an operation on a handle whose state is gone: a file
+	// handle opened before its workspace was reset to another state (a
+	// restore), like ESTALE on NFS.
+	ErrStale = errors.New("stale file handle")
 )
 
 // PathError wraps err in an *fs.PathError unless it already is one.

@@ -64,7 +64,9 @@
 // (chunks to the blob store, then one meta.Update with manifest, size,
 // times and usage): fsync means durable. Concurrent handles on one file do
 // not see each other's unsynced writes and the last committer wins. A file
-// removed while open keeps reading through its handle.
+// removed while open keeps reading through its handle. A restore (Reset)
+// makes every open handle stale (errdefs.ErrStale): nothing written through
+// it reaches the restored state.
 //
 // # Quotas
 //

@@ -36,7 +36,8 @@ const accessMask = O_RDONLY | O_WRONLY | O_RDWR
 // data is durable. Concurrent handles on one file do not see each other's
 // unsynced writes, and each commit replaces the whole contents, so the last
 // committer wins. A handle whose file was removed keeps reading the
-// contents it last saw; its later commits are dropped.
+// contents it last saw; its later commits are dropped. A handle opened
+// before the FS was reset (a restore) is stale: see FS.Reset.
 //
 // A File is safe for concurrent use; its operations are serialised.
 type File struct {
@@ -49,6 +50,7 @@ type File struct {
 	mu      sync.Mutex
 	closed  bool
 	gen     uint64 // FS.gen when a, m were loaded
+	epoch   uint64 // FS.epoch when opened
 	off     int64
 	a       attr             // last attributes seen
 	m       content.Manifest // last committed contents seen
@@ -110,7 +112,7 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 			return nil, err
 		}
 	}
-	h := &File{fs: f, ctx: context.WithoutCancel(ctx), name: name, flag: flag}
+	h := &File{fs: f, ctx: context.WithoutCancel(ctx), name: name, flag: flag, epoch: f.epoch.Load()}
 	if flag&(accessMask|O_CREATE|O_TRUNC|O_APPEND) == O_RDONLY {
 		err := f.read(op, name, func(t *txn) error {
 			n, err := t.lookup(ctx, name, true)
@@ -194,6 +196,12 @@ func (h *File) begin(op string) error {
 	if h.closed {
 		h.mu.Unlock()
 		return &fs.PathError{Op: op, Path: h.name, Err: fs.ErrClosed}
+	}
+	if op != "close" {
+		if err := h.stale(op); err != nil {
+			h.mu.Unlock()
+			return err
+		}
 	}
 	return nil
 }
@@ -417,6 +425,9 @@ func (h *File) sync() error {
 	}
 	p := h.pending
 	err := h.fs.updateContent(h.ctx, "sync", h.name, p.intents, func(t *txn) error {
+		if err := h.stale("sync"); err != nil {
+			return err
+		}
 		a, err := t.attr(h.ctx, h.ino)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed while open: nothing to record

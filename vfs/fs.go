@@ -69,6 +69,9 @@ type FS struct {
 	// gen counts changes of the visible state, so handles reload only
 	// when something changed.
 	gen atomic.Uint64
+	// epoch counts resets (reset.go): handles opened in an earlier epoch
+	// are stale.
+	epoch atomic.Uint64
 
 	// Lock order: wmu, then mu.
 	wmu     sync.Mutex  // serialises mutations; guards the fields below

@@ -181,6 +181,8 @@ func hostSentinel(err error) error {
 		return errdefs.ErrIsDir
 	case syscall.ELOOP:
 		return errdefs.ErrLoop
+	case syscall.ENOTEMPTY:
+		return errdefs.ErrNotEmpty
 	}
 	return nil
 }

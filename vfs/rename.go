@@ -26,10 +26,12 @@ func (f *FS) checkTwo(ctx context.Context, op, oldname, newname string) error {
 
 // Rename moves oldname to newname atomically, with POSIX semantics: an
 // existing file at newname is replaced, and so is an empty directory when
-// oldname is a directory. A directory over a non-directory is
-// errdefs.ErrNotDir, a non-directory over a directory errdefs.ErrIsDir, a
-// non-empty target directory errdefs.ErrNotEmpty, a directory into its own
-// subtree (or the root anywhere) fs.ErrInvalid. Symbolic links are moved,
+// oldname is a directory. The errors are Linux's, checked in its order: a
+// directory into its own subtree (or the root anywhere) fs.ErrInvalid; an
+// entry onto a directory that contains it (rename b/c b)
+// errdefs.ErrNotEmpty; a directory over a non-directory errdefs.ErrNotDir,
+// a non-directory over a directory errdefs.ErrIsDir, a non-empty target
+// directory errdefs.ErrNotEmpty. Symbolic links are moved,
 // not followed. Renaming a file onto itself, or onto another hard link of
 // the same inode, does nothing. Errors name oldname.
 func (f *FS) Rename(ctx context.Context, oldname, newname string) (err error) {
@@ -65,6 +67,15 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) (err error) {
 			}
 			if inside {
 				return fmt.Errorf("%w: cannot move a directory into itself", fs.ErrInvalid)
+			}
+		}
+		if dst.exists() && dst.typ == typeDir {
+			above, err := t.within(ctx, src.parent, dst.ino)
+			if err != nil {
+				return err
+			}
+			if above {
+				return fmt.Errorf("%w: %s contains %s", errdefs.ErrNotEmpty, newname, oldname)
 			}
 		}
 		if dst.exists() {

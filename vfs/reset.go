@@ -15,9 +15,13 @@ import (
 // tree rooted at root with the staging rows staged on top. In one metadata
 // transaction the workspace's staging rows are replaced by staged and the
 // head points at root. The cost depends on len(staged), bounded by the fold
-// threshold, not on the size of either state. Handles open across a Reset keep working: one whose inode
-// does not exist in the new state records nothing when it syncs; one whose
-// inode exists writes its content over it.
+// threshold, not on the size of either state.
+//
+// Handles opened before a Reset are stale: every later operation on them
+// fails with errdefs.ErrStale, and Close discards their buffered writes
+// (reporting ErrStale when there were any), so a restore returns the tree
+// exactly to the checkpoint, as ESTALE does on NFS. Open the file again to
+// continue.
 func (f *FS) Reset(ctx context.Context, root cas.Hash, staged []meta.Staged) error {
 	if f.readOnly {
 		return &fs.PathError{Op: "reset", Path: ".", Err: errdefs.ErrReadOnly}
@@ -49,5 +53,15 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash, staged []meta.Staged) err
 	f.root, f.ov, f.seq = root, ov, max(f.seq, seq)
 	f.wov = f.ov.Clone()
 	f.gen.Add(1)
+	f.epoch.Add(1)
+	return nil
+}
+
+// stale fails with errdefs.ErrStale when the FS was reset since h was
+// opened. A commit checks it under the FS write lock, which Reset holds.
+func (h *File) stale(op string) error {
+	if h.fs.epoch.Load() != h.epoch {
+		return h.pathErr(op, fmt.Errorf("%w: the workspace was restored since the file was opened", errdefs.ErrStale))
+	}
 	return nil
 }
