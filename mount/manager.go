@@ -170,7 +170,7 @@ func (m *Manager) build(ctx context.Context, mt *mounted) (Mount, Strategy, erro
 	}
 	mc := m.cfg.Context
 	mc.Root, mc.FS = mt.spec.Root, m.cfg.FS
-	mnt, err := Build(ctx, mt.spec, mc)
+	mnt, err := Build(context.WithValue(ctx, buildingKey{}, m), mt.spec, mc)
 	if err != nil {
 		return nil, "", err
 	}
@@ -207,10 +207,25 @@ func (m *Manager) Changed(name string) {
 }
 
 // Virtual serves virtual mounts. It is the first hook every path
-// operation calls, so it also starts the first index (and waits for it).
-func (m *Manager) Virtual(name string) (vfs.Virtual, string, bool) {
-	m.awaitIndex()
+// operation calls, so an operation on a path under a mount root, or on a
+// directory above one, starts the first index and waits for it; other
+// paths need no index and do not wait.
+//
+// A factory runs inside that index, with a context marked by build: its
+// own operations never wait for it (they would wait for themselves), and
+// those under a mount root fail with errdefs.ErrBusy (building).
+func (m *Manager) Virtual(ctx context.Context, name string) (vfs.Virtual, string, bool) {
 	mt, rel, ok := m.match(name)
+	switch {
+	case ctx.Value(buildingKey{}) == m:
+		if !ok {
+			return nil, "", false
+		}
+		return building(mt.spec.Root), rel, true
+	case !ok && !m.aboveRoot(name):
+		return nil, "", false
+	}
+	m.awaitIndex()
 	if !ok {
 		return nil, "", false
 	}
@@ -222,6 +237,33 @@ func (m *Manager) Virtual(name string) (vfs.Virtual, string, bool) {
 	}
 	return v, rel, true
 }
+
+// aboveRoot reports whether FS path name is a directory above a mount
+// root ("." is above every root).
+func (m *Manager) aboveRoot(name string) bool {
+	for _, mt := range m.mounts {
+		if name == "." || strings.HasPrefix(mt.path, name+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// buildingKey marks the context a factory is called with (build), so the
+// hooks tell the factory's own operations from everyone else's.
+type buildingKey struct{}
+
+// building is what a factory sees under a mount root while mounts are
+// being built: every read fails with errdefs.ErrBusy, naming the root.
+type building string
+
+func (b building) err() error {
+	return fmt.Errorf("%w: mount %s is being indexed (a mount factory cannot use paths under mount roots)", errdefs.ErrBusy, string(b))
+}
+
+func (b building) Stat(context.Context, string) (fs.FileInfo, error)      { return nil, b.err() }
+func (b building) ReadDir(context.Context, string) ([]fs.DirEntry, error) { return nil, b.err() }
+func (b building) ReadFile(context.Context, string) ([]byte, error)       { return nil, b.err() }
 
 // awaitIndex runs the first index of every mount once per Manager (errors
 // are logged and returned by Index; a failed mount is retried by Index or

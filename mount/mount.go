@@ -85,15 +85,23 @@ type VirtualWriter interface {
 
 // Context is what a Factory receives on first index.
 type Context struct {
-	// SessionID is the session the workspace was opened for.
+	// SessionID scopes per-session mounts. The store has no sessions: a
+	// workspace it opens is shared by whoever opens it, so the root
+	// package sets the workspace's name here (for a provider's session
+	// workspace that is its session-derived name, e.g. "session-" plus
+	// the ID, see localprovider.SessionWorkspace), and a host attaching a
+	// Manager itself sets what it likes.
 	SessionID string
 	// Root is the absolute mount root ("/data"), without a trailing slash.
 	Root string
 	// WorkspaceID identifies the workspace (a fork has its own).
 	WorkspaceID string
 	// FS is the workspace's filesystem, for factories that read workspace
-	// state to decide what to mount (the seed's vfs handle). A factory must
-	// not write under mount roots: it runs while mounts are being indexed.
+	// state to decide what to mount (the seed's vfs handle). Use it with
+	// the ctx the factory is given: the factory runs inside the first
+	// index, so paths under mount roots fail with errdefs.ErrBusy, and an
+	// operation with another context on a path under or above a mount
+	// root would wait for the index that is running the factory.
 	FS *vfs.FS
 }
 

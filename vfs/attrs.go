@@ -23,7 +23,7 @@ func (f *FS) stat(ctx context.Context, op, name string, follow bool) (fs.FileInf
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
-	if v, rel, ok := f.virtual(name); ok {
+	if v, rel, ok := f.virtual(ctx, name); ok {
 		vi, err := v.Stat(ctx, rel)
 		if err != nil {
 			return nil, virtErr(op, name, err)

@@ -76,7 +76,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
-	if v, rel, ok := f.virtual(name); ok {
+	if v, rel, ok := f.virtual(ctx, name); ok {
 		out, err := v.ReadDir(ctx, rel)
 		return out, virtErr(op, name, err)
 	}

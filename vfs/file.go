@@ -99,7 +99,7 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
-	if _, _, ok := f.virtual(name); ok {
+	if _, _, ok := f.virtual(ctx, name); ok {
 		if flag&(accessMask|O_CREATE|O_TRUNC|O_APPEND) != O_RDONLY {
 			if err := f.hooks.CheckWrite(op, name); err != nil {
 				return nil, errdefs.PathError(op, name, err)

@@ -19,7 +19,7 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := validPath(op, name); err != nil {
 		return nil, err
 	}
-	if v, rel, ok := f.virtual(name); ok {
+	if v, rel, ok := f.virtual(ctx, name); ok {
 		data, err := v.ReadFile(ctx, rel)
 		return data, virtErr(op, name, err)
 	}

@@ -230,7 +230,7 @@ func (f *FS) updateContent(ctx context.Context, op, name string, in content.Inte
 	if f.readOnly {
 		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
 	}
-	if err := f.checkWrite(op, name); err != nil {
+	if err := f.checkWrite(ctx, op, name); err != nil {
 		return err
 	}
 	changed := false

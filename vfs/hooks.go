@@ -31,8 +31,8 @@ type Hooks interface {
 	// proceeds against whatever name holds.
 	Hydrate(ctx context.Context, name string) error
 	// Virtual returns the virtual mount serving name and name relative to
-	// it ("." for its root), or false.
-	Virtual(name string) (v Virtual, rel string, ok bool)
+	// it ("." for its root), or false. ctx is the operation's context.
+	Virtual(ctx context.Context, name string) (v Virtual, rel string, ok bool)
 }
 
 // Virtual is a subtree served live by its provider instead of the tree:
@@ -56,7 +56,7 @@ type VirtualWriter interface {
 func (f *FS) SetHooks(h Hooks) { f.hooks = h }
 
 // checkWrite asks the hooks whether a mutation of each name may proceed.
-func (f *FS) checkWrite(op string, names ...string) error {
+func (f *FS) checkWrite(ctx context.Context, op string, names ...string) error {
 	if f.hooks == nil {
 		return nil
 	}
@@ -64,7 +64,7 @@ func (f *FS) checkWrite(op string, names ...string) error {
 		if err := f.hooks.CheckWrite(op, n); err != nil {
 			return errdefs.PathError(op, n, err)
 		}
-		if _, _, ok := f.hooks.Virtual(n); ok {
+		if _, _, ok := f.hooks.Virtual(ctx, n); ok {
 			return &fs.PathError{Op: op, Path: n, Err: errdefs.ErrReadOnly}
 		}
 	}
@@ -82,11 +82,11 @@ func (f *FS) changed(names ...string) {
 }
 
 // virtual returns the virtual provider serving name, if any.
-func (f *FS) virtual(name string) (Virtual, string, bool) {
+func (f *FS) virtual(ctx context.Context, name string) (Virtual, string, bool) {
 	if f.hooks == nil {
 		return nil, "", false
 	}
-	return f.hooks.Virtual(name)
+	return f.hooks.Virtual(ctx, name)
 }
 
 // holes reports whether m has bytes but stores none of them (a stub, or a
@@ -162,7 +162,7 @@ func (f *FS) changedOn(err *error, name string) {
 // virtualWrite serves WriteFile under a virtual mount: done reports that
 // name was virtual.
 func (f *FS) virtualWrite(ctx context.Context, op, name string, data []byte, perm fs.FileMode) (done bool, err error) {
-	v, rel, ok := f.virtual(name)
+	v, rel, ok := f.virtual(ctx, name)
 	if !ok {
 		return false, nil
 	}
@@ -178,7 +178,7 @@ func (f *FS) virtualWrite(ctx context.Context, op, name string, data []byte, per
 
 // virtualRemove serves Remove and RemoveAll under a virtual mount.
 func (f *FS) virtualRemove(ctx context.Context, op, name string) (done bool, err error) {
-	v, rel, ok := f.virtual(name)
+	v, rel, ok := f.virtual(ctx, name)
 	if !ok {
 		return false, nil
 	}
@@ -205,6 +205,6 @@ func (i namedInfo) Name() string { return i.name }
 // included): its contents are served live, not stored, and an export
 // leaves them out.
 func (f *FS) IsVirtual(name string) bool {
-	_, _, ok := f.virtual(name)
+	_, _, ok := f.virtual(context.Background(), name)
 	return ok
 }

@@ -74,7 +74,7 @@ func (v IOFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if vm, rel, ok := v.fsys.virtual(p); ok {
+	if vm, rel, ok := v.fsys.virtual(v.ctx, p); ok {
 		fl, err := openVirtual(v.ctx, vm, rel, name)
 		return fl, v.rel(err)
 	}

@@ -18,7 +18,7 @@ func (f *FS) checkTwo(ctx context.Context, op, oldname, newname string) error {
 	if err := validPath(op, newname); err != nil {
 		return err
 	}
-	if err := f.checkWrite(op, newname); err != nil {
+	if err := f.checkWrite(ctx, op, newname); err != nil {
 		return err
 	}
 	return f.hydrate(ctx, op, oldname)
