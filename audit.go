@@ -2,6 +2,7 @@ package forkspace
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"time"
@@ -100,6 +101,16 @@ func (a *Audited) WriteFile(ctx context.Context, name string, data []byte, perm 
 	return a.run(ctx, "WriteFile", args, []string{name}, func(ctx context.Context) error {
 		return a.Workspace.WriteFile(ctx, name, data, perm)
 	})
+}
+
+// WriteFileFrom records and performs Workspace.WriteFileFrom (the bytes
+// are streamed, so the entry records the path and mode, not a hash).
+func (a *Audited) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm fs.FileMode) (n int64, err error) {
+	err = a.run(ctx, "WriteFileFrom", pathArgs{Path: name, Mode: perm}, []string{name}, func(ctx context.Context) error {
+		n, err = a.Workspace.WriteFileFrom(ctx, name, r, perm)
+		return err
+	})
+	return n, err
 }
 
 // OpenFile records opening name with a flag that can change it (write,

@@ -66,15 +66,25 @@
 // not see each other's unsynced writes and the last committer wins. A file
 // removed while open keeps reading through its handle. A restore (Reset)
 // makes every open handle stale (errdefs.ErrStale): nothing written through
-// it reaches the restored state.
+// it reaches the restored state. O_TRUNC empties the handle at once and the
+// file at the handle's first commit.
+//
+// A handle whose Write, WriteAt or Truncate failed (quota, storage; not a
+// refused argument) is poisoned: the writes it buffered since its last
+// successful commit are discarded, and every later write, Sync and Close
+// fails with that first error, so the file keeps the contents of its last
+// commit (a put over an existing file keeps the old bytes). Whole-file
+// writes are atomic: WriteFile and WriteFileFrom (streamed from an
+// io.Reader) replace the contents entirely or change nothing, and a
+// refused new file is not created.
 //
 // # Quotas
 //
 // Usage is the logical bytes of regular files, counted once per inode, and
 // the number of inodes other than the root. A mutation that would pass
 // Options.Quota fails with errdefs.ErrQuota and changes nothing; a handle's
-// Write that would push the projected usage over fails at Write time, and
-// the commit checks again.
+// Write that would push the projected usage over fails at Write time (and
+// poisons the handle, see Handles), and the commit checks again.
 //
 // # io/fs and diff
 //

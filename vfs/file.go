@@ -39,6 +39,15 @@ const accessMask = O_RDONLY | O_WRONLY | O_RDWR
 // contents it last saw; its later commits are dropped. A handle opened
 // before the FS was reset (a restore) is stale: see FS.Reset.
 //
+// A Write, WriteAt or Truncate that fails for any reason other than its
+// arguments or the handle's mode (fs.ErrInvalid, fs.ErrPermission, which
+// change nothing) poisons the handle: the writes buffered since the last
+// successful Sync are discarded, reads see the committed contents again,
+// and every later Write, WriteAt, Truncate, Sync and Close fails with an
+// error wrapping the first failure (errors.Is(err, errdefs.ErrQuota) for a
+// refused quota). The file keeps what the last successful commit left
+// (with O_TRUNC and no successful Sync: its contents before the open).
+//
 // A File is safe for concurrent use; its operations are serialised.
 type File struct {
 	fs   *FS
@@ -49,6 +58,7 @@ type File struct {
 
 	mu      sync.Mutex
 	closed  bool
+	failed  error  // the write failure that poisoned the handle
 	gen     uint64 // FS.gen when a, m were loaded
 	epoch   uint64 // FS.epoch when opened
 	off     int64
@@ -129,30 +139,30 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	err := f.update(ctx, op, name, func(t *txn) error {
 		var (
 			ino uint64
-			a   attr
 			err error
 		)
 		if flag&O_CREATE != 0 {
-			ino, a, err = t.openCreate(ctx, name, UnixMode(perm), flag&O_EXCL != 0)
+			ino, _, err = t.openCreate(ctx, name, UnixMode(perm), flag&O_EXCL != 0)
 		} else {
 			var n node
-			if n, err = t.lookupFile(ctx, name); err == nil {
-				ino = n.ino
-				a, err = t.attr(ctx, ino)
-			}
+			n, err = t.lookupFile(ctx, name)
+			ino = n.ino
 		}
 		if err != nil {
 			return err
-		}
-		if flag&O_TRUNC != 0 && a.size > 0 {
-			if err := t.setContent(ctx, ino, &a, content.Manifest{}, nil); err != nil {
-				return err
-			}
 		}
 		return h.load(ctx, t, ino)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if flag&O_TRUNC != 0 {
+		// Truncated in the draft: the first commit records it.
+		h.draft = f.d.Content.NewDraft(h.m)
+		if err := h.draft.Truncate(0); err != nil {
+			h.draft.Discard()
+			return nil, h.pathErr(op, err)
+		}
 	}
 	return h, nil
 }
@@ -204,6 +214,44 @@ func (h *File) begin(op string) error {
 		}
 	}
 	return nil
+}
+
+// beginWrite is begin for an operation that changes the handle's buffer
+// or commits it: a poisoned handle fails with its first failure.
+func (h *File) beginWrite(op string) error {
+	if err := h.begin(op); err != nil {
+		return err
+	}
+	if h.failed != nil {
+		h.mu.Unlock()
+		return h.failure(op)
+	}
+	return nil
+}
+
+// failure is the error of op on a poisoned handle.
+func (h *File) failure(op string) error {
+	return h.pathErr(op, fmt.Errorf("handle poisoned, its uncommitted writes discarded: %w", h.failed))
+}
+
+// poison records a write failure: what the handle buffered since its last
+// commit is discarded and every later write or commit fails with err.
+// Refusals of the arguments or of the handle's mode change nothing and do
+// not poison. It returns err.
+func (h *File) poison(err error) error {
+	if err == nil || errors.Is(err, fs.ErrInvalid) || errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	h.failed = err
+	if h.draft != nil {
+		h.draft.Discard()
+		h.draft = nil
+	}
+	if h.pending != nil {
+		err = errors.Join(err, h.fs.d.Content.Release(h.ctx, h.pending.intents))
+		h.pending = nil
+	}
+	return err
 }
 
 // Read reads from the current offset.
@@ -295,31 +343,32 @@ func (h *File) size() (int64, error) {
 
 // Write writes at the current offset, or at the end with O_APPEND.
 func (h *File) Write(p []byte) (int, error) {
-	if err := h.begin("write"); err != nil {
+	if err := h.beginWrite("write"); err != nil {
 		return 0, err
 	}
 	defer h.mu.Unlock()
 	if h.flag&O_APPEND != 0 {
 		if err := h.startDraft(); err != nil {
-			return 0, err
+			return 0, h.poison(err)
 		}
 		h.off = h.draft.Size()
 	}
 	n, err := h.writeAt(p, h.off)
 	h.off += int64(n)
-	return n, err
+	return n, h.poison(err)
 }
 
 // WriteAt writes p at off (not allowed with O_APPEND).
 func (h *File) WriteAt(p []byte, off int64) (int, error) {
-	if err := h.begin("write"); err != nil {
+	if err := h.beginWrite("write"); err != nil {
 		return 0, err
 	}
 	defer h.mu.Unlock()
 	if h.flag&O_APPEND != 0 {
 		return 0, h.pathErr("write", fmt.Errorf("%w: WriteAt on a file opened with O_APPEND", fs.ErrInvalid))
 	}
-	return h.writeAt(p, off)
+	n, err := h.writeAt(p, off)
+	return n, h.poison(err)
 }
 
 func (h *File) writeAt(p []byte, off int64) (int, error) {
@@ -328,6 +377,9 @@ func (h *File) writeAt(p []byte, off int64) (int, error) {
 	}
 	if err := h.startDraft(); err != nil {
 		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil // nothing written, nothing grows
 	}
 	if err := h.checkGrowth(max(h.draft.Size(), off+int64(len(p)))); err != nil {
 		return 0, err
@@ -375,13 +427,17 @@ func (h *File) checkGrowth(size int64) error {
 // Truncate changes the file's size in the handle's buffer (committed by
 // Sync or Close).
 func (h *File) Truncate(size int64) error {
-	if err := h.begin("truncate"); err != nil {
+	if err := h.beginWrite("truncate"); err != nil {
 		return err
 	}
 	defer h.mu.Unlock()
 	if size < 0 {
 		return h.pathErr("truncate", fmt.Errorf("%w: negative size", fs.ErrInvalid))
 	}
+	return h.poison(h.truncate(size))
+}
+
+func (h *File) truncate(size int64) error {
 	if err := h.startDraft(); err != nil {
 		return err
 	}
@@ -397,9 +453,10 @@ func (h *File) Truncate(size int64) error {
 // Sync commits the handle's buffered writes: new chunks go to the blob
 // store, then one metadata transaction records the manifest, size, times
 // and usage. When Sync returns nil the data survives a crash. A failed Sync
-// (quota, I/O) keeps the data buffered for a retry.
+// (quota, I/O) commits nothing and keeps the data buffered for a retry; on
+// a poisoned handle Sync fails with the write failure.
 func (h *File) Sync() error {
-	if err := h.begin("sync"); err != nil {
+	if err := h.beginWrite("sync"); err != nil {
 		return err
 	}
 	defer h.mu.Unlock()
@@ -449,15 +506,21 @@ func (h *File) sync() error {
 }
 
 // Close commits buffered writes like Sync and releases the handle. The
-// handle is closed even when the commit fails; the error is returned. A
-// second Close is fs.ErrClosed.
+// handle is closed even when the commit fails; the error is returned and
+// nothing of the failed commit is recorded. A poisoned handle commits
+// nothing and returns its write failure. A second Close is fs.ErrClosed.
 func (h *File) Close() error {
 	if err := h.begin("close"); err != nil {
 		return err
 	}
 	defer h.mu.Unlock()
 	h.closed = true
-	err := h.sync()
+	var err error
+	if h.failed != nil {
+		err = h.failure("close")
+	} else {
+		err = h.sync()
+	}
 	if err != nil && h.pending != nil {
 		err = errors.Join(err, h.fs.d.Content.Release(context.WithoutCancel(h.ctx), h.pending.intents))
 	}

@@ -99,6 +99,13 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 			return &fs.PathError{Op: op, Path: name, Err: err}
 		}
 	}
+	return f.replaceContent(ctx, op, name, perm, m, inline, in)
+}
+
+// replaceContent makes m (stored, with inline bodies and the intents that
+// hold its chunks) the contents of file name, creating it with perm if
+// needed, in one mutation.
+func (f *FS) replaceContent(ctx context.Context, op, name string, perm fs.FileMode, m content.Manifest, inline []meta.Object, in content.Intents) error {
 	err := f.updateContent(ctx, op, name, in, func(t *txn) error {
 		ino, a, err := t.openCreate(ctx, name, UnixMode(perm), false)
 		if err != nil {
@@ -107,6 +114,96 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 		return t.setContent(ctx, ino, &a, m, inline)
 	})
 	return f.releaseOnError(ctx, err, in)
+}
+
+// streamBuf is the read size of WriteFileFrom.
+const streamBuf = 256 << 10
+
+// WriteFileFrom is WriteFile with the contents read from r until io.EOF,
+// streamed to the store (never held whole in memory), and returns the
+// number of bytes read. It is atomic like WriteFile: the file is replaced
+// by everything r yields, or, when r fails, ctx ends or the byte quota
+// would be passed (errdefs.ErrQuota, found as soon as the bytes read pass
+// the room the quota leaves), nothing changes and a new file is not
+// created.
+func (f *FS) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm fs.FileMode) (int64, error) {
+	const op = "write"
+	if err := validPath(op, name); err != nil {
+		return 0, err
+	}
+	if err := f.writable(op, name); err != nil {
+		return 0, err
+	}
+	if _, _, ok := f.virtual(name); ok {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return int64(len(data)), &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		_, err = f.virtualWrite(ctx, op, name, data, perm)
+		return int64(len(data)), err
+	}
+	room, err := f.room(ctx, op, name)
+	if err != nil {
+		return 0, err
+	}
+	d := f.d.Content.NewDraft(content.Manifest{})
+	defer d.Discard()
+	buf := make([]byte, streamBuf)
+	var n int64
+	for {
+		k, rerr := io.ReadFull(r, buf)
+		if k > 0 {
+			if room >= 0 && n+int64(k) > room {
+				return n + int64(k), &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: file passes the %d bytes the limit %d leaves", errdefs.ErrQuota, room, f.quota.MaxBytes)}
+			}
+			if _, err := d.WriteAt(buf[:k], n); err != nil {
+				return n, &fs.PathError{Op: op, Path: name, Err: err}
+			}
+			n += int64(k)
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return n, &fs.PathError{Op: op, Path: name, Err: rerr}
+		}
+		if err := ctx.Err(); err != nil {
+			return n, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+	}
+	m, inline, in, err := d.Commit(ctx)
+	if err != nil {
+		return n, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return n, f.replaceContent(ctx, op, name, perm, m, inline, in)
+}
+
+// room returns how large file name may become under the byte quota now
+// (its current size plus the free bytes), or -1 without a byte quota. The
+// commit checks again; room only stops a stream early.
+func (f *FS) room(ctx context.Context, op, name string) (int64, error) {
+	q := f.quota.MaxBytes
+	if q <= 0 {
+		return -1, nil
+	}
+	var room int64
+	err := f.read(op, name, func(t *txn) error {
+		u, err := t.usage(ctx)
+		if err != nil {
+			return err
+		}
+		room = q - u.Bytes
+		n, err := t.lookup(ctx, name, true)
+		if err == nil && n.exists() && n.typ == typeFile {
+			a, err := t.attr(ctx, n.ino)
+			if err != nil {
+				return err
+			}
+			room += a.size
+		}
+		return nil
+	})
+	return max(room, 0), err
 }
 
 // releaseOnError releases the upload intents of an operation that failed.

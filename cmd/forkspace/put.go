@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -22,7 +20,8 @@ func putCmd(a *app) *cobra.Command {
 		Use:   "put LOCAL|- DEST",
 		Short: "Copy a local file (or stdin) into the workspace",
 		Long: "Copy a local file, or stdin for '-', to DEST in the workspace, streaming it. An existing\n" +
-			"file is replaced; a DEST that is a directory (or ends in '/') receives LOCAL's base name.",
+			"file is replaced; a DEST that is a directory (or ends in '/') receives LOCAL's base name.\n" +
+			"The write is atomic: when it fails (quota, a read error) DEST is left as it was.",
 		Args: args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
@@ -50,7 +49,8 @@ func putCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return putFile(ctx, f, dest, src, perm)
+			_, err = f.WriteFileFrom(ctx, dest, src, perm)
+			return err
 		},
 	}
 }
@@ -72,14 +72,4 @@ func putTarget(ctx context.Context, f *vfs.FS, local, dest string) (string, erro
 		return "", usage("put - %s: give a file name for stdin", dest)
 	}
 	return path.Join(p, filepath.Base(local)), nil
-}
-
-// putFile streams r into workspace file p, replacing its contents.
-func putFile(ctx context.Context, f *vfs.FS, p string, r io.Reader, perm fs.FileMode) error {
-	h, err := f.OpenFile(ctx, p, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(h, r)
-	return errors.Join(err, h.Close())
 }

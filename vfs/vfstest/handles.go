@@ -165,10 +165,14 @@ func testHandleFlags(t *testing.T, f *vfs.FS) {
 		t.Fatalf("append: %q", got)
 	}
 
+	// O_TRUNC empties the handle at once and the file at its commit.
 	h, err = f.OpenFile(ctx, "f", vfs.O_RDWR|vfs.O_TRUNC, 0)
 	ok(t, err)
-	if got := read(t, f, "f"); got != "" {
-		t.Fatalf("O_TRUNC not applied at open: %q", got)
+	if got := read(t, f, "f"); got != "abcdefg" {
+		t.Fatalf("O_TRUNC visible before the commit: %q", got)
+	}
+	if n, err := h.ReadAt(make([]byte, 1), 0); n != 0 || err != io.EOF {
+		t.Fatalf("O_TRUNC handle reads %d, %v", n, err)
 	}
 	_, err = h.Write([]byte("xy"))
 	ok(t, err)
