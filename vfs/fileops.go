@@ -134,7 +134,7 @@ func (f *FS) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm f
 	if err := f.writable(op, name); err != nil {
 		return 0, err
 	}
-	if _, _, ok := f.virtual(name); ok {
+	if _, _, ok := f.virtual(ctx, name); ok {
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return int64(len(data)), &fs.PathError{Op: op, Path: name, Err: err}
