@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +30,7 @@ type run struct {
 	workDir string
 	etcDir  string // holds the sandbox's passwd and group files
 	req     provider.ExecRequest
+	root    bool // uid 0 inside the user namespace (Options.Root)
 	timeout time.Duration
 	max     int
 }
@@ -52,9 +54,50 @@ var hostEtc = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d
 // netEtc are bound only when the command may use the network.
 var netEtc = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/etc/ca-certificates"}
 
-// args returns bwrap's command line.
+// seccompFD is the descriptor bwrap reads the seccomp filter from: the
+// first of files(), passed as cmd.ExtraFiles.
+const seccompFD = 3
+
+// uid is the uid and gid the command runs as inside the user namespace.
+func (r *run) uid() int {
+	if r.root {
+		return 0
+	}
+	return SandboxUID
+}
+
+// files returns the descriptors bwrap's command line refers to, from fd
+// 3 on: the seccomp filter (a pipe holding the whole program). The caller
+// closes them once bwrap started.
+func (r *run) files() ([]*os.File, error) {
+	prog, err := seccompProgram()
+	if err != nil {
+		return nil, fmt.Errorf("exec: %w: %w", ErrUnconfined, err)
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	_, err = wr.Write(prog) // a few hundred bytes: within the pipe's buffer
+	if err = errors.Join(err, wr.Close()); err != nil {
+		rd.Close()
+		return nil, fmt.Errorf("exec: write seccomp filter: %w", err)
+	}
+	return []*os.File{rd}, nil
+}
+
+// args returns bwrap's command line. The command runs in its own user
+// namespace as r.uid(), mapped to the uid forkspace runs as and nothing
+// else, with every capability dropped (in the namespace too, so Root is
+// uid 0 without power), no further user namespaces, and the seccomp
+// filter. /proc/sys is read-only: sysctl files check the owner uid, not
+// a capability, and the namespace's uid maps to root when forkspace runs
+// as root.
 func (r *run) args() []string {
-	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox"}
+	id := strconv.Itoa(r.uid())
+	a := []string{"--unshare-all", "--unshare-user", "--disable-userns", "--uid", id, "--gid", id,
+		"--cap-drop", "ALL", "--seccomp", strconv.Itoa(seccompFD),
+		"--die-with-parent", "--new-session", "--hostname", "sandbox"}
 	if r.req.Network {
 		a = append(a, "--share-net")
 	}
@@ -80,8 +123,8 @@ func (r *run) args() []string {
 	a = append(a,
 		"--ro-bind", filepath.Join(r.etcDir, "passwd"), "/etc/passwd",
 		"--ro-bind", filepath.Join(r.etcDir, "group"), "/etc/group",
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--bind", r.workDir, MountPoint, "--chdir", MountPoint,
+		"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--bind", r.workDir, MountPoint, "--chdir", MountPoint, "--remount-ro", "/",
 		"/bin/sh", "-c", r.req.Command)
 	return a
 }
@@ -114,9 +157,15 @@ func (r *run) start(ctx context.Context) (outcome, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
+	files, err := r.files()
+	if err != nil {
+		return outcome{}, err
+	}
+	defer closeAll(files)
 	stdout, stderr := &capped{max: r.max}, &capped{max: r.max}
 	cmd := exec.CommandContext(ctx, r.bwrap, r.args()...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr // stdin: /dev/null
+	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -136,19 +185,21 @@ func (r *run) start(ctx context.Context) (outcome, error) {
 	return out, nil
 }
 
-// writeEtc writes the sandbox's /etc/passwd and /etc/group into dir: root,
-// the calling user (mapped to itself inside) and nobody, all with home
-// MountPoint. Nothing of the host's account database is exposed.
-func writeEtc(dir string) error {
-	uid, gid := os.Getuid(), os.Getgid()
-	passwd := "root:x:0:0:root:" + MountPoint + ":/bin/sh\n"
-	group := "root:x:0:\n"
-	if uid != 0 {
-		passwd += fmt.Sprintf("sandbox:x:%d:%d:sandbox:%s:/bin/sh\n", uid, gid, MountPoint)
-		group += fmt.Sprintf("sandbox:x:%d:\n", gid)
+// closeAll closes files.
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
 	}
-	passwd += "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-	group += "nogroup:x:65534:\n"
+}
+
+// writeEtc writes the sandbox's /etc/passwd and /etc/group into dir: root,
+// sandbox (SandboxUID) and nobody, with home MountPoint. Nothing of the
+// host's account database is exposed.
+func writeEtc(dir string) error {
+	passwd := "root:x:0:0:root:" + MountPoint + ":/bin/sh\n" +
+		fmt.Sprintf("sandbox:x:%d:%d:sandbox:%s:/bin/sh\n", SandboxUID, SandboxUID, MountPoint) +
+		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+	group := "root:x:0:\n" + fmt.Sprintf("sandbox:x:%d:\n", SandboxUID) + "nogroup:x:65534:\n"
 	for name, body := range map[string]string{"passwd": passwd, "group": group} {
 		p := filepath.Join(dir, name)
 		if old, err := os.ReadFile(p); err == nil && string(old) == body {

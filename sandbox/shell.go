@@ -59,6 +59,11 @@ type Options struct {
 	Audit audit.Recorder
 	// Bwrap is the bubblewrap executable (default "bwrap" on PATH).
 	Bwrap string
+	// Root runs commands as uid 0 inside the sandbox's user namespace
+	// (default: SandboxUID), for commands that insist on being root
+	// (package managers). It grants no capability: root inside can do no
+	// more to the host than the default user.
+	Root bool
 }
 
 // Stats count what the last materialization wrote to the work dir.
@@ -166,7 +171,9 @@ func (s *Shell) Stats() Stats {
 // pulls the command's changes back. A command that fails or times out is
 // not an error (see ExitCode and TimedOut); errors are an empty command or
 // bad environment (fs.ErrInvalid), bubblewrap missing
-// (errors.ErrUnsupported), ctx done, and failures to sync. When an error
+// (errors.ErrUnsupported), a host that cannot confine the command
+// (ErrUnconfined, which matches errors.ErrUnsupported too), ctx done, and
+// failures to sync. When an error
 // happens after the command ran, whatever it pulled stays and the next run
 // rematerializes the work dir from scratch.
 func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provider.ExecResult, err error) {
@@ -207,8 +214,11 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 		return res, fmt.Errorf("exec: %w", err)
 	}
 
-	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req,
+	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root,
 		timeout: cmpOr(req.Timeout, s.opts.Timeout), max: cmpOr(req.MaxOutput, s.opts.MaxOutput)}
+	if err := r.verify(ctx); err != nil {
+		return res, err
+	}
 	out, err := r.start(ctx)
 	if err != nil {
 		return res, err

@@ -30,6 +30,8 @@ fi
 need gcc # go test -race needs cgo
 # sandbox: bubblewrap confines exec (its tests fail without it).
 need bwrap bubblewrap
+# sandbox: the escape tests make raw system calls with python3's ctypes.
+need python3
 # cmd/forkspace: the MCP Inspector (an MCP client from npm) checks the
 # server; with CI=true its test fails when npx is missing.
 need npx npm
