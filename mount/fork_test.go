@@ -3,6 +3,7 @@ package mount_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"sync"
 	"testing"
@@ -186,5 +187,38 @@ func TestPrefetch(t *testing.T) {
 	}
 	if err := m.Prefetch(ctx, "/nope"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("prefetch of an unknown root: %v", err)
+	}
+}
+
+// TestStagePaths: Stage cleans its paths like the CLI does, and refuses
+// to copy a tree into itself (it used to recurse until paths overflowed).
+func TestStagePaths(t *testing.T) {
+	src := newSource(map[string]string{"lazy/pdf/SKILL.md": "# pdf"})
+	s := mounttest.NewStore(t)
+	f := s.Create("ws")
+	m := s.Attach(f, "ws", []mount.Spec{{Root: "/shared", Mount: src}}, nil)
+	for _, root := range []string{"/shared", "shared/", "./shared", "/shared/"} {
+		ok(t, m.Refresh(ctx, root))
+		ok(t, m.Prefetch(ctx, root))
+		ok(t, m.Flush(ctx, root))
+	}
+	for i, from := range []string{"/shared/lazy/pdf", "shared/lazy/pdf/", "./shared/lazy/pdf", "shared//lazy/./pdf"} {
+		to := fmt.Sprintf("/out/%d/", i)
+		ok(t, mount.Stage(ctx, f, from, to))
+		if got := read(t, f, fmt.Sprintf("out/%d/SKILL.md", i)); got != "# pdf" {
+			t.Fatalf("stage %s: %q", from, got)
+		}
+	}
+	ok(t, f.MkdirAll(ctx, ".agents", 0o755))
+	ok(t, f.WriteFile(ctx, ".agents/x", []byte("x"), 0o644))
+	for _, c := range [][2]string{{".agents", ".agents/nested"}, {".agents", ".agents"}, {"/.agents/", "./.agents/a/b"}, {".", "copy"}, {"a", "../b"}} {
+		if err := mount.Stage(ctx, f, c[0], c[1]); !errors.Is(err, fs.ErrInvalid) {
+			t.Errorf("Stage(%q, %q): %v, want fs.ErrInvalid", c[0], c[1], err)
+		}
+	}
+	ents, err := f.ReadDir(ctx, ".agents")
+	ok(t, err)
+	if len(ents) != 1 {
+		t.Errorf("a refused stage left %v", ents)
 	}
 }

@@ -148,13 +148,18 @@ func (m *Manager) match(name string) (*mounted, string, bool) {
 	return nil, "", false
 }
 
-// byRoot returns the row of root ("/data"); "" is every row.
+// byRoot returns the row of root ("/data", cleaned like any edge path:
+// "data/" and "./data" name it too); "" is every row.
 func (m *Manager) byRoot(root string) ([]*mounted, error) {
 	if root == "" {
 		return m.mounts, nil
 	}
+	c, err := vfs.CleanPath(root)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", root, err)
+	}
 	for _, mt := range m.mounts {
-		if mt.spec.Root == root {
+		if mt.path == c {
 			return []*mounted{mt}, nil
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path"
 
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -18,17 +17,22 @@ import (
 // Stage(ctx, f, "mnt/skills/x", ".agents/skills/x") and
 // Stage(ctx, f, "mnt/skills/x", ".claude/skills/x"). An existing file at
 // a destination path is replaced; on error what was copied stays.
+//
+// from and to are cleaned like every edge path (vfs.CleanPath: "/a",
+// "./a" and "a/" are "a"). Staging a tree into itself or below itself is
+// fs.ErrInvalid, like cp -r a a/b, and copies nothing.
 func Stage(ctx context.Context, f *vfs.FS, from, to string) error {
+	src, dst, err := stagePaths(from, to)
+	if err != nil {
+		return err
+	}
+	from, to = src, dst
 	fsys := f.IOFS(ctx)
-	err := fs.WalkDir(fsys, from, func(p string, de fs.DirEntry, err error) error {
+	err = fs.WalkDir(fsys, from, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel := p[len(from):]
-		dst := to + rel
-		if from == "." && p != "." {
-			dst = path.Join(to, p)
-		}
+		dst := to + p[len(from):]
 		info, err := de.Info()
 		if err != nil {
 			return err
@@ -56,4 +60,21 @@ func Stage(ctx context.Context, f *vfs.FS, from, to string) error {
 		return fmt.Errorf("stage %s to %s: %w", from, to, err)
 	}
 	return nil
+}
+
+// stagePaths cleans Stage's paths and refuses a destination inside the
+// source.
+func stagePaths(from, to string) (string, string, error) {
+	src, err := vfs.CleanPath(from)
+	if err != nil {
+		return "", "", fmt.Errorf("stage %s to %s: %w", from, to, err)
+	}
+	dst, err := vfs.CleanPath(to)
+	if err != nil {
+		return "", "", fmt.Errorf("stage %s to %s: %w", from, to, err)
+	}
+	if src == "." || inMount(src, dst) {
+		return "", "", fmt.Errorf("stage %s to %s: %w: cannot copy a directory into itself", from, to, fs.ErrInvalid)
+	}
+	return src, dst, nil
 }

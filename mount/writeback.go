@@ -231,8 +231,14 @@ func (wb *writeBack) close() {
 }
 
 // Pending returns the paths (relative to root) waiting for write-back to
-// root's source.
-func (m *Manager) Pending(root string) []string { return m.wb.list(root) }
+// root's source (nil for a root that is not mounted).
+func (m *Manager) Pending(root string) []string {
+	rows, err := m.byRoot(root)
+	if err != nil || root == "" {
+		return nil
+	}
+	return m.wb.list(rows[0].spec.Root)
+}
 
 // Flush writes the pending changes under root (every read-write mount for
 // "") to their sources now, Concurrency at a time, and returns their

@@ -19,8 +19,10 @@
 //     that each declared module is present on the Workspace (*FailedError
 //     otherwise).
 //   - Ref.SchemaVersion is checked with CheckSchemaVersion: absent (legacy),
-//     the previous and the current version are accepted, anything else is
-//     refused.
+//     the previous (when ≥ 1) and the current version are accepted,
+//     anything else is refused with a message naming that set. A Ref's JSON
+//     decoding refuses unknown keys and reads the seed's "schemaVersion" as
+//     "schema_version".
 //
 // Errors: *FailedError from Open and Resolve (Transient ones are retried),
 // *EvictedError from module methods (the Manager re-resolves and retries

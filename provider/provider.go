@@ -54,7 +54,9 @@ func (c Capabilities) Covers(want Capabilities) bool {
 }
 
 // Ref is the serializable handle of a workspace: no secrets, no live
-// objects. SchemaVersion is absent in legacy refs.
+// objects. SchemaVersion is absent in legacy refs. Its JSON decoding is
+// strict (UnmarshalJSON): unknown keys are refused, and the seed's
+// spelling "schemaVersion" is read as schema_version.
 type Ref struct {
 	ProviderID    string          `json:"provider_id"`
 	Payload       json.RawMessage `json:"ref"`

@@ -27,8 +27,10 @@
 // in far less, so a file that old belongs to a dead process. Several
 // processes may share one directory.
 //
-// Delete leaves empty directories in place; they cost nothing and removing
-// them would race with Puts into them.
+// Delete removes the leaf and shard directories it leaves empty (rmdir
+// only removes an empty directory). A Put whose rename finds its
+// directory removed meanwhile creates it again and retries, so the two do
+// not race, across processes too.
 //
 // # Verification
 //

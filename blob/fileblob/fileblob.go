@@ -120,7 +120,7 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, final)
+		err = s.renameIn(tmp, final, id)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
@@ -129,14 +129,62 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte) error {
 	return syncDir(filepath.Dir(final))
 }
 
+// renameIn renames tmp to final, the file of id, creating its directories
+// again when a Delete removed them meanwhile (they were empty).
+func (s *Store) renameIn(tmp, final string, id cas.Hash) error {
+	for range maxRetries {
+		err := os.Rename(tmp, final)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if _, serr := os.Stat(tmp); serr != nil {
+			return err // the temp file is gone, not the directory
+		}
+		s.dirs.Delete(leafOf(id))
+		if err := s.ensureDir(id); err != nil {
+			return err
+		}
+	}
+	return errDirGone
+}
+
+// errDirGone is the error of a Put whose directory a Delete kept removing.
+var errDirGone = fmt.Errorf("%w: the blob's directory kept disappearing", errdefs.ErrBusy)
+
+// maxRetries bounds renameIn's attempts; each needs a Delete emptying the
+// directory between ensureDir and the rename, so two are rare.
+const maxRetries = 100
+
+// leafOf is the key of id's leaf directory in s.dirs ("ab/cd").
+func leafOf(id cas.Hash) string {
+	h := id.String()
+	return h[0:2] + "/" + h[2:4]
+}
+
 // ensureDir creates the leaf directory of id and makes its entry durable.
 func (s *Store) ensureDir(id cas.Hash) error {
 	h := id.String()
-	leaf := h[0:2] + "/" + h[2:4]
+	leaf := leafOf(id)
 	if _, ok := s.dirs.Load(leaf); ok {
 		return nil
 	}
-	for _, d := range []string{h[0:2], filepath.Join(h[0:2], h[2:4])} {
+	for range maxRetries {
+		err := s.mkdirs(h[0:2], filepath.Join(h[0:2], h[2:4]))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a Delete removed the shard between the two
+		}
+		if err == nil {
+			s.dirs.Store(leaf, struct{}{})
+		}
+		return err
+	}
+	return errDirGone
+}
+
+// mkdirs creates each directory that is missing, in order, and makes its
+// entry durable.
+func (s *Store) mkdirs(dirs ...string) error {
+	for _, d := range dirs {
 		err := os.Mkdir(filepath.Join(s.dir, d), 0o700)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -148,7 +196,6 @@ func (s *Store) ensureDir(id cas.Hash) error {
 			return err
 		}
 	}
-	s.dirs.Store(leaf, struct{}{})
 	return nil
 }
 
@@ -212,13 +259,24 @@ func (s *Store) Stat(ctx context.Context, id cas.Hash) (blob.Info, error) {
 	return blob.Info{ID: id, Size: info.Size(), ModTime: info.ModTime()}, nil
 }
 
-// Delete removes the blob's file; a missing blob is not an error.
+// Delete removes the blob's file, then its leaf and shard directories if
+// that left them empty; a missing blob is not an error.
 func (s *Store) Delete(ctx context.Context, id cas.Hash) error {
 	if err := s.check(ctx, "delete", id); err != nil {
 		return err
 	}
-	if err := os.Remove(s.Path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	p := s.Path(id)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete blob %s: %w", id, err)
+	}
+	s.dirs.Delete(leafOf(id))
+	for _, d := range []string{filepath.Dir(p), filepath.Dir(filepath.Dir(p))} {
+		// rmdir removes only an empty directory: one that still holds a
+		// blob (or gained one) stays, and a Put racing with it creates
+		// the directory again (renameIn).
+		if err := os.Remove(d); err != nil {
+			break
+		}
 	}
 	return nil
 }

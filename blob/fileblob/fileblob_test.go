@@ -161,3 +161,92 @@ func TestSharedDirectory(t *testing.T) {
 func BenchmarkStore(b *testing.B) {
 	blobtest.Benchmark(b, func(b *testing.B) blob.Store { return open(b, b.TempDir()) })
 }
+
+// TestDeleteRemovesEmptyShards: once GC deleted every blob, no empty
+// shard directory is left behind.
+func TestDeleteRemovesEmptyShards(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := open(t, dir)
+	var ids []cas.Hash
+	for i := range 300 {
+		data := []byte{byte(i), byte(i >> 8), 'x'}
+		id := cas.Sum(data)
+		if err := s.Put(ctx, id, data); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids[:150] {
+		if err := s.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range ids[150:] {
+		if _, err := s.Stat(ctx, id); err != nil {
+			t.Fatalf("a blob sharing a shard with a deleted one: %v", err)
+		}
+		if err := s.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "tmp" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("left after deleting every blob: %v", names)
+	}
+	// A deleted shard is created again by the next Put.
+	if err := s.Put(ctx, ids[0], []byte{0, 0, 'x'}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPutRacesShardRemoval: Puts and Deletes of blobs sharing one leaf
+// directory, from two Store values on one directory (two processes), never
+// fail a Put and never lose a blob that was Put and not deleted.
+func TestPutRacesShardRemoval(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := open(t, dir), open(t, dir)
+	// Blobs whose addresses share the leaf of the first.
+	var datas [][]byte
+	var leaf string
+	for i := 0; len(datas) < 3; i++ {
+		d := []byte{byte(i), byte(i >> 8), byte(i >> 16)}
+		h := cas.Sum(d).String()[:4]
+		if leaf == "" {
+			leaf = h
+		}
+		if h == leaf {
+			datas = append(datas, d)
+		}
+	}
+	var wg sync.WaitGroup
+	for w, s := range []*fileblob.Store{a, b} {
+		wg.Go(func() {
+			for range 300 {
+				for _, d := range datas[w : w+2] {
+					if err := s.Put(ctx, cas.Sum(d), d); err != nil {
+						t.Errorf("put: %v", err)
+						return
+					}
+				}
+				if err := s.Delete(ctx, cas.Sum(datas[w])); err != nil {
+					t.Errorf("delete: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// datas[2] was Put last by b and deleted by nobody.
+	if _, err := a.Stat(ctx, cas.Sum(datas[2])); err != nil {
+		t.Fatalf("lost a blob: %v", err)
+	}
+}

@@ -28,6 +28,9 @@ func (s *Store) List(ctx context.Context, fn func(blob.Info) error) error {
 			continue
 		}
 		subs, err := readNames(filepath.Join(s.dir, top))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // emptied and removed by a Delete meanwhile
+		}
 		if err != nil {
 			return fmt.Errorf("list blobs: %w", err)
 		}

@@ -5,7 +5,8 @@
 //
 // The workspace has the fs module only (no snapshots, no shell). With
 // PerSession set, each session gets its own subdirectory
-// ("session-ID"), created on open. The Ref payload is the directory's
+// (named by localprovider.SessionWorkspace; an empty session ID is
+// refused), created on open. The Ref payload is the directory's
 // absolute path; it holds no secrets. The provider keeps no per-session
 // state: the os.Root lives in the Workspace and Close closes it.
 package hostdirprovider

@@ -83,7 +83,11 @@ func (p *Provider) Open(ctx context.Context, cfg provider.Config, s provider.Ses
 		return nil, provider.Ref{}, &provider.FailedError{Workspace: s.ID, Err: err}
 	}
 	if c.PerSession {
-		dir = filepath.Join(dir, localprovider.SessionWorkspace(s.ID))
+		name, err := localprovider.SessionWorkspace(s.ID)
+		if err != nil {
+			return nil, provider.Ref{}, &provider.FailedError{Workspace: Kind, Err: err}
+		}
+		dir = filepath.Join(dir, name)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, provider.Ref{}, &provider.FailedError{Workspace: s.ID, Err: err}

@@ -2,6 +2,7 @@ package localprovider_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -186,4 +187,92 @@ func TestConformance(t *testing.T) {
 		Provider:   localprovider.New(st, localprovider.Options{Logger: quiet}),
 		PerSession: func() provider.Config { return localprovider.Config{} },
 	})
+}
+
+// TestSessionWorkspaceInjective: distinct session IDs never share a
+// workspace (a digest name cannot be a direct one), and an empty ID is
+// refused by the mapping and by Open.
+func TestSessionWorkspaceInjective(t *testing.T) {
+	seen := map[string]string{}
+	for _, id := range []string{"x/../y", "fec01a9e6f563b4475fb0014", "a", "A", "a b", "a/b",
+		strings.Repeat("z", 56), strings.Repeat("z", 57), "é", "_x", "-x"} {
+		name, err := localprovider.SessionWorkspace(id)
+		if err != nil {
+			t.Fatalf("SessionWorkspace(%q): %v", id, err)
+		}
+		if err := forkspace.ValidName(name); err != nil {
+			t.Errorf("SessionWorkspace(%q) = %q: %v", id, name, err)
+		}
+		if other, dup := seen[name]; dup {
+			t.Errorf("sessions %q and %q share workspace %q", other, id, name)
+		}
+		seen[name] = id
+	}
+	// The digest of "x/../y" taken as an ID is a direct name, not the same.
+	digest, _ := localprovider.SessionWorkspace("x/../y")
+	direct, _ := localprovider.SessionWorkspace(strings.TrimPrefix(digest, "session_"))
+	if digest == direct {
+		t.Errorf("digest name %q is also a direct name", digest)
+	}
+	if _, err := localprovider.SessionWorkspace(""); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("empty ID: %v, want fs.ErrInvalid", err)
+	}
+	st, _ := openStore(t, t.TempDir())
+	defer st.Close()
+	p := localprovider.New(st, localprovider.Options{Logger: quiet})
+	_, _, err := p.Open(context.Background(), localprovider.Config{}, provider.Session{}, nil)
+	var fe *provider.FailedError
+	if !errors.As(err, &fe) || !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("Open with an empty session: %v, want *FailedError wrapping fs.ErrInvalid", err)
+	}
+	if ws, _ := st.List(context.Background()); len(ws) != 0 {
+		t.Errorf("refused open left workspaces %v", ws)
+	}
+}
+
+// TestRefSchemaSpellings: the seed's "schemaVersion" is read (so v99 is
+// refused, not taken for a legacy ref), unknown keys are refused, and at
+// version 1 the refusal names exactly what is accepted.
+func TestRefSchemaSpellings(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t, t.TempDir())
+	defer st.Close()
+	p := localprovider.New(st, localprovider.Options{Logger: quiet})
+	_, ref, err := p.Open(ctx, localprovider.Config{}, provider.Session{ID: "s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := string(ref.Payload)
+	decode := func(js string) (provider.Ref, error) {
+		var r provider.Ref
+		return r, json.Unmarshal([]byte(js), &r)
+	}
+	seed, err := decode(`{"provider_id":"local","ref":` + payload + `,"capabilities":{"fs":true},"schemaVersion":99}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Resolve(ctx, seed)
+	var fe *provider.FailedError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "99") {
+		t.Errorf("resolve a seed-spelled v99 ref: %v, want *FailedError naming 99", err)
+	}
+	if seed, err = decode(`{"provider_id":"local","ref":` + payload + `,"schemaVersion":1}`); err != nil || seed.SchemaVersion == nil || *seed.SchemaVersion != 1 {
+		t.Errorf("seed-spelled v1: %+v %v", seed, err)
+	}
+	for _, js := range []string{
+		`{"provider_id":"local","ref":{},"schema_version":1,"extra":true}`,
+		`{"provider_id":"local","ref":{},"capabilities":{"fs":true,"gpu":true}}`,
+		`{"provider_id":"local","ref":{},"schema_version":1,"schemaVersion":2}`,
+	} {
+		if _, err := decode(js); !errors.Is(err, fs.ErrInvalid) {
+			t.Errorf("decode %s: %v, want fs.ErrInvalid", js, err)
+		}
+	}
+	for _, v := range []int{0, 2, -1} {
+		ref.SchemaVersion = provider.Version(v)
+		_, err := p.Resolve(ctx, ref)
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "reads v1 or none (legacy)") {
+			t.Errorf("resolve v%d: %v, want a refusal naming v1 or none", v, err)
+		}
+	}
 }

@@ -80,7 +80,10 @@ func (p *Provider) Open(ctx context.Context, cfg provider.Config, s provider.Ses
 	conf := c.Settings()
 	name := conf.Workspace
 	if name == "" {
-		name = SessionWorkspace(s.ID)
+		var err error
+		if name, err = SessionWorkspace(s.ID); err != nil {
+			return nil, provider.Ref{}, &provider.FailedError{Workspace: p.ID(), Err: err}
+		}
 	}
 	w, err := p.openOrCreate(ctx, name, conf.ForkFrom)
 	if err != nil {
@@ -102,13 +105,19 @@ func (p *Provider) Open(ctx context.Context, cfg provider.Config, s provider.Ses
 }
 
 // SessionWorkspace is the name of the per-session workspace of session ID:
-// "session-ID" when that is a valid name, else "session-" and a digest.
-func SessionWorkspace(id string) string {
+// "session-ID" when that is a valid name, else "session_" and a digest of
+// the ID. The mapping is injective: no ID's direct name starts with
+// "session_", so a digest name never collides with a direct one. An empty
+// ID is fs.ErrInvalid.
+func SessionWorkspace(id string) (string, error) {
+	if id == "" {
+		return "", fmt.Errorf("session workspace: %w: empty session ID", fs.ErrInvalid)
+	}
 	if name := "session-" + id; forkspace.ValidName(name) == nil {
-		return name
+		return name, nil
 	}
 	sum := sha256.Sum256([]byte(id))
-	return "session-" + hex.EncodeToString(sum[:12])
+	return "session_" + hex.EncodeToString(sum[:16]), nil
 }
 
 func (p *Provider) openOrCreate(ctx context.Context, name, forkFrom string) (*forkspace.Workspace, error) {
