@@ -2,9 +2,9 @@ package vfs
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"slices"
 
 	"github.com/forkspace/forkspace/internal/textdiff"
@@ -42,22 +42,50 @@ func (o Op) String() string {
 // MarshalText encodes o as its String form.
 func (o Op) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-// Change is one path-level difference between two filesystem states.
+// UnmarshalText decodes the String form of an Op (fs.ErrInvalid for any
+// other text), so a Change survives a JSON round trip.
+func (o *Op) UnmarshalText(b []byte) error {
+	for op := Added; op <= Renamed; op++ {
+		if string(b) == op.String() {
+			*o = op
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: change op %q", fs.ErrInvalid, b)
+}
+
+// Change is one step of the script that turns one filesystem state into
+// another (see Diff for the order and the paths each step names).
 type Change struct {
-	Op   Op     `json:"op"`
+	Op Op `json:"op"`
+	// Path names the entry the step acts on: for Deleted, the entry
+	// removed; for Renamed, Added and Modified, the entry as the step
+	// leaves it.
 	Path string `json:"path"`
-	// OldPath is the path in the old state of a Renamed entry.
+	// OldPath is the entry a Renamed step moves.
 	OldPath string `json:"old_path,omitempty"`
 	// Type is "file", "dir" or "symlink" (the new type; the old one for
 	// Deleted).
 	Type    string `json:"type"`
 	Size    int64  `json:"size"`
 	OldSize int64  `json:"old_size"`
+	// Link, on an Added step or a Replaced Modified step, is the path of
+	// another hard link of the same file, already in place when the step
+	// applies: the step links to it instead of creating a file.
+	Link string `json:"link,omitempty"`
+	// Replaced marks a Modified step whose path names another file or
+	// symbolic link than before (deleted and re-created, or replaced by a
+	// new file, as an editor saving through a temporary file does): apply
+	// it by replacing the entry, so other hard links of the old file keep
+	// the old contents. Without it, a Modified step changes the entry in
+	// place (and every hard link of it).
+	Replaced bool `json:"replaced,omitempty"`
 	// Unified is a unified diff of the contents, set when DiffOptions.Unified
 	// is and both sides are text (no NUL byte, at most MaxDiffText bytes).
 	Unified string `json:"unified,omitempty"`
 
 	oldIno, newIno uint64 // the inodes on each side (0 for none)
+	oldLabel       string // the from state's path, for Unified
 }
 
 // DiffOptions configure Diff.
@@ -69,17 +97,44 @@ type DiffOptions struct {
 // MaxDiffText is the largest file Diff renders as a unified diff.
 const MaxDiffText = 1 << 20
 
-// Diff returns the changes that turn state from into state to, sorted by
-// path. Live states are folded first (Root). It walks only the parts of the
-// two trees that differ, so its work is proportional to the change, then
-// maps key changes to paths: a moved entry (a directory with everything
-// beneath it, too) is one Renamed change; a new directory reports itself
-// and each entry in it; a file whose contents, size, mode, owner, mtime,
-// target or extended attributes changed is Modified; a directory is
-// Modified only when its mode, owner or extended attributes changed. A path
-// deleted and re-created as another inode is Modified. A file with several
-// hard links is reported at its primary link. Both states must come from
-// the same store.
+// Diff returns the changes that turn state from into state to, as a script:
+// applying the changes one after another to from, in the order returned
+// (ApplyDiff does), yields to. Live states are folded first (Root). Diff
+// walks only the parts of the two trees that differ, so its work is
+// proportional to the change, then maps key changes to paths. Both states
+// must come from the same store.
+//
+// What is reported:
+//   - Deleted: an entry of from that is gone, or that another entry takes
+//     the place of. A deleted directory comes after every entry beneath it,
+//     each reported too, so each Deleted step removes one entry that is
+//     empty by then.
+//   - Renamed: an entry moved, with everything beneath it for a directory
+//     (one step, the contents are not listed). A rename onto an existing
+//     path comes after the Deleted step of the entry it replaces (or after
+//     that entry was renamed away): OldPath and Path are never both taken.
+//     A moved entry that also changed gets a Modified step as well.
+//   - Added: a new entry; a new directory reports itself and each entry in
+//     it. An entry that is another hard link of a file present (Link).
+//   - Modified: a file whose contents, size, mode, owner, mtime or
+//     extended attributes changed, or a directory whose mode, owner or
+//     extended attributes changed (reported at each hard link that existed
+//     before); or, with Replaced, a path where a new file or symbolic link
+//     took the place of one of the same type (so a symbolic link whose
+//     target changed). Any other replacement (a change of type, a
+//     directory) is Deleted then Added.
+//
+// Order and paths: the steps that shape the tree come first, deletions as
+// early as possible, then renames and new directories, each placed only
+// once its parent directory is where it ends up. So Path of a Renamed or
+// Added step is the path in to; Path of a Deleted step and OldPath of a
+// Renamed step are the path in the state reached so far: the path in from,
+// under the new name of any directory an earlier step renamed. When renames
+// form a cycle (two entries swapping names, a directory moved into a
+// directory that took its place) one of them is first renamed to a
+// temporary name at the root (".forkspace-move-N"), and a later Renamed
+// step moves it on. New files, symbolic links and hard links and every
+// Modified step come last, in path order, with paths in to.
 func Diff(ctx context.Context, from, to *FS, opts DiffOptions) ([]Change, error) {
 	a, err := from.Root(ctx)
 	if err != nil {
@@ -209,81 +264,6 @@ func (d *differ) key(c kv.Change) error {
 	return nil
 }
 
-// changes builds the sorted, merged change list.
-func (d *differ) changes(ctx context.Context) ([]Change, error) {
-	byPath := map[string]*Change{}
-	put := func(c Change) {
-		old, ok := byPath[c.Path]
-		switch {
-		case !ok:
-		case old.Op == Deleted && c.Op == Added:
-			// Another inode now holds the path.
-			c.Op, c.OldSize, c.oldIno = Modified, old.OldSize, old.oldIno
-		case old.Op == Added && c.Op == Deleted:
-			old.Op, old.OldSize, old.oldIno = Modified, c.OldSize, c.oldIno
-			return
-		case c.Op == Deleted:
-			return // replaced by a rename onto this path
-		}
-		byPath[c.Path] = &c
-	}
-	for ino, news := range d.added {
-		olds := d.removed[ino]
-		for i, l := range news {
-			p, err := d.to.path(ctx, l)
-			if err != nil {
-				return nil, err
-			}
-			c := Change{Op: Added, Path: p, Type: l.typ.String(), Size: d.size(ctx, &d.to, ino), newIno: ino}
-			if i < len(olds) {
-				if c.OldPath, err = d.from.path(ctx, olds[i]); err != nil {
-					return nil, err
-				}
-				c.Op, c.OldSize, c.oldIno = Renamed, d.size(ctx, &d.from, ino), ino
-			}
-			put(c)
-		}
-	}
-	for ino, olds := range d.removed {
-		for _, l := range olds[min(len(olds), len(d.added[ino])):] {
-			p, err := d.from.path(ctx, l)
-			if err != nil {
-				return nil, err
-			}
-			put(Change{Op: Deleted, Path: p, Type: l.typ.String(), OldSize: d.size(ctx, &d.from, ino), oldIno: ino})
-		}
-	}
-	for ino := range d.touched {
-		// A modified inode is reported at each of its links that is not
-		// already reported as added or renamed: a hard link added elsewhere
-		// (even one that became the primary link) does not hide the
-		// modification of the links that were there before.
-		c, ok, err := d.modified(ctx, ino)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		paths, err := d.to.linkPaths(ctx, ino, c.Path)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range paths {
-			if _, dup := byPath[p]; !dup {
-				c.Path = p
-				put(c)
-			}
-		}
-	}
-	out := make([]Change, 0, len(byPath))
-	for _, c := range byPath {
-		out = append(out, *c)
-	}
-	slices.SortFunc(out, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })
-	return out, nil
-}
-
 // size returns the size of ino in s, or 0 for a directory or missing inode.
 func (d *differ) size(ctx context.Context, s *side, ino uint64) int64 {
 	a, err := s.t.attr(ctx, ino)
@@ -327,7 +307,13 @@ func (d *differ) modified(ctx context.Context, ino uint64) (Change, bool, error)
 			return Change{}, false, err
 		}
 	}
-	c := Change{Op: Modified, Path: p, Type: na.typ.String(), oldIno: ino, newIno: ino}
+	c := Change{Op: Modified, Path: p, Type: na.typ.String(), oldIno: ino, newIno: ino, oldLabel: p}
+	if ino != rootIno {
+		var err error
+		if c.oldLabel, err = d.from.path(ctx, loc{parent: oa.parent, name: oa.name}); err != nil {
+			return Change{}, false, err
+		}
+	}
 	if na.typ != typeDir {
 		c.Size, c.OldSize = na.size, oa.size
 	}
@@ -366,11 +352,11 @@ func (d *differ) unified(ctx context.Context, c *Change) error {
 	if err != nil || !ok || bytes.Equal(oldText, newText) {
 		return err
 	}
-	oldLabel, newLabel := "a/"+c.Path, "b/"+c.Path
-	if c.Op == Renamed {
-		oldLabel = "a/" + c.OldPath
+	oldLabel := c.oldLabel
+	if oldLabel == "" {
+		oldLabel = c.Path
 	}
-	c.Unified = textdiff.Unified(oldLabel, newLabel, string(oldText), string(newText))
+	c.Unified = textdiff.Unified("a/"+oldLabel, "b/"+c.Path, string(oldText), string(newText))
 	return nil
 }
 

@@ -90,7 +90,9 @@
 //
 // FS methods take a context first; IOFS adapts an FS to fs.FS, ReadDirFS,
 // ReadFileFS, StatFS, SubFS and ReadLinkFS. Diff compares any two states
-// with kv.Store.Diff, so its work is proportional to the change.
+// with kv.Store.Diff, so its work is proportional to the change; its result
+// is a script that ApplyDiff applies to a copy of the from state to reach
+// the to state (the contract is on Diff).
 //
 // Concurrency: FS and File are safe for concurrent use. Only one live FS
 // may be open for a workspace at a time.

@@ -63,7 +63,7 @@ func (m *model) mutate() {
 	p, q := m.path("path"), m.path("to")
 	data := []byte(strings.Repeat("x\n", rapid.IntRange(0, 5).Draw(m.rt, "lines")))
 	var err error
-	switch rapid.SampledFrom([]string{"mkdirall", "write", "truncate", "remove", "removeall", "rename", "symlink", "link", "chmod", "setxattr"}).Draw(m.rt, "op") {
+	switch rapid.SampledFrom([]string{"mkdirall", "write", "truncate", "remove", "removeall", "rename", "symlink", "link", "chmod", "chown", "setxattr"}).Draw(m.rt, "op") {
 	case "mkdirall":
 		err = m.f.MkdirAll(ctx, p, 0o755)
 	case "write":
@@ -82,6 +82,8 @@ func (m *model) mutate() {
 		err = m.f.Link(ctx, p, q)
 	case "chmod":
 		err = m.f.Chmod(ctx, p, 0o600)
+	case "chown":
+		err = m.f.Chown(ctx, p, 1000, 1000)
 	case "setxattr":
 		err = m.f.Setxattr(ctx, p, "user.k", data)
 	}
