@@ -112,6 +112,37 @@ type ExecRequest struct {
 	// MaxOutput caps stdout and stderr each (0: the shell's default); the
 	// excess is replaced by a truncation marker.
 	MaxOutput int `json:"max_output,omitempty"`
+	// Limits bound the run's resources; a zero field means the shell's
+	// default, and a value above the shell's maximum is lowered to it.
+	Limits Limits `json:"limits,omitzero"`
+}
+
+// Limits bound the resources of one run. Zero fields are unset.
+type Limits struct {
+	// CPUTime bounds the CPU time of the whole process tree.
+	CPUTime time.Duration `json:"cpu_time,omitempty"`
+	// Memory bounds the memory of the whole process tree in bytes.
+	Memory int64 `json:"memory,omitempty"`
+	// Processes bounds the processes and threads alive at once.
+	Processes int `json:"processes,omitempty"`
+	// OpenFiles bounds the open files of each process.
+	OpenFiles int `json:"open_files,omitempty"`
+	// Disk bounds how many bytes the work directory may grow by.
+	Disk int64 `json:"disk,omitempty"`
+}
+
+// Usage is what a run consumed.
+type Usage struct {
+	CPUTime time.Duration `json:"cpu_time"`
+	// PeakMemory is the most memory the run held at once, in bytes.
+	PeakMemory int64 `json:"peak_memory"`
+	// Processes is the most processes and threads alive at once (0 when
+	// the shell cannot count them).
+	Processes int `json:"processes,omitempty"`
+	// DiskGrowth is how many bytes the work directory grew by.
+	DiskGrowth int64 `json:"disk_growth"`
+	// FilesChanged counts the paths the run changed (pulled or dropped).
+	FilesChanged int `json:"files_changed"`
 }
 
 // ExecResult is what a command did.
@@ -127,6 +158,20 @@ type ExecResult struct {
 	// ignored paths, conflicts kept local), with the reason.
 	Dropped  []Change      `json:"dropped,omitempty"`
 	Duration time.Duration `json:"duration"`
+	// Killed names the limit that stopped the run ("memory limit 256 MiB",
+	// "timeout 1m0s"); "" when the command ended on its own.
+	Killed string `json:"killed,omitempty"`
+	// Refused lists limits that refused a request without stopping the
+	// run ("process limit 64: 12 forks refused").
+	Refused []string `json:"refused,omitempty"`
+	// Lingering counts processes still running when the command exited,
+	// killed with the run.
+	Lingering int `json:"lingering,omitempty"`
+	// Limits are the limits the run had; Mechanism says how they were
+	// enforced ("cgroup v2", "cgroup v1", "rlimit").
+	Limits    Limits `json:"limits,omitzero"`
+	Mechanism string `json:"mechanism,omitempty"`
+	Usage     Usage  `json:"usage,omitzero"`
 }
 
 // Change is one path a command changed.

@@ -32,10 +32,10 @@
 // /etc/passwd and /etc/group (never the host's), fresh /proc (with
 // /proc/sys read-only), /dev and /tmp, the rest of the root read-only,
 // --die-with-parent and --new-session, and a scrubbed environment (PATH,
-// HOME, LANG and ExecRequest.Env). A timeout (default 60 s) kills
-// bubblewrap's process group; its pid namespace takes every process of the
-// command with it. stdout and stderr are capped (default 64 KiB each) with
-// a marker saying how many bytes were cut.
+// HOME, LANG and ExecRequest.Env). A timeout (default 60 s, at most
+// Options.MaxTimeout) kills bubblewrap's process group; its pid namespace
+// takes every process of the command with it. stdout and stderr are capped
+// (default 64 KiB each) with a marker saying how many bytes were cut.
 //
 // The command never holds a capability on the host, also when forkspace
 // runs as root:
@@ -68,6 +68,45 @@
 // is read-only (sysctl files check the owner, not a capability) and the
 // root of the sandbox is remounted read-only; docs/decisions/009 says what
 // a dedicated unprivileged host uid would add.
+//
+// # Limits
+//
+// Every run has limits (ExecRequest.Limits; zero fields take
+// Options.Limits, by default DefaultLimits, and values above
+// Options.MaxLimits are lowered to them): CPU time and memory of the whole
+// process tree, processes and threads alive at once, open files per
+// process, and how many bytes the run may add to the work dir. bubblewrap
+// starts behind a gate (a /bin/sh that waits on a pipe, then execs it), so
+// the limits are in place before the first process of the command exists.
+//
+// Where this process may create cgroups (root, or a delegated v2 subtree)
+// each run gets its own group under "forkspace" in the process's own
+// group: cgroup v2 (memory.max, pids.max; memory.peak, cpu.stat,
+// cgroup.kill) or, on hosts whose memory and pids controllers are still
+// on v1, the v1 memory, pids and cpuacct hierarchies. The group is polled
+// every 100 ms for the CPU time of the tree; at the end it is read for
+// peak memory, the out-of-memory kills and the forks pids.max refused, and
+// every process still in it is killed ("killed N lingering processes").
+// Groups left by a server that was killed with SIGKILL are reaped by the
+// next one. Without cgroups (Options.NoCgroups, or none available) the
+// limits are rlimits of each process: RLIMIT_AS for memory and
+// RLIMIT_NPROC for processes (which the kernel does not apply to uid 0 on
+// the host), and the usage is what the kernel reports for the processes
+// bubblewrap waited for. In both modes RLIMIT_CPU bounds one process's CPU
+// time, RLIMIT_NOFILE its open files, and RLIMIT_FSIZE any single file
+// to one byte past the disk limit.
+//
+// Disk: while the command runs, the work dir is walked (at most every
+// 250 ms, and at most a tenth of the time) and its regular files summed
+// against the manifest; after it, the scan adds the growth of every file
+// that grew. A run past the limit is killed, none of its changes is
+// pulled back (ExecResult.Killed "disk limit …"), and the work dir is
+// rematerialized from the workspace at once. Paths matching Ignore are
+// not counted.
+//
+// ExecResult says which limits the run had, the mechanism, what it used
+// (Usage) and the limit that stopped it (Killed) or refused a request
+// (Refused).
 //
 // # Pull
 //

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/forkspace/forkspace/provider"
@@ -33,6 +31,12 @@ type run struct {
 	root    bool // uid 0 inside the user namespace (Options.Root)
 	timeout time.Duration
 	max     int
+	limits  provider.Limits
+	// cg is where the run's cgroup is created (mech "": rlimits only).
+	cg cgroupBase
+	// disk measures the work dir's growth (nil: not measured while it
+	// runs).
+	disk *diskMeter
 }
 
 // outcome is how a confined command ended.
@@ -40,6 +44,12 @@ type outcome struct {
 	exitCode       int
 	stdout, stderr string
 	timedOut       bool
+	killed         string // the limit that stopped the run
+	diskExceeded   bool   // the disk limit stopped it: nothing is pulled back
+	refused        []string
+	lingering      int
+	usage          provider.Usage
+	mech           string
 }
 
 // hostDirs are the top-level system directories made visible read-only:
@@ -147,42 +157,9 @@ func (r *run) env() ([]string, error) {
 	return env, nil
 }
 
-// start runs the command to completion, killing bwrap's process group
-// when the timeout passes or ctx is done (bwrap's pid namespace then takes
-// every process of the command with it).
+// start runs the command to completion under its limits (supervise.go).
 func (r *run) start(ctx context.Context) (outcome, error) {
-	env, err := r.env()
-	if err != nil {
-		return outcome{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	files, err := r.files()
-	if err != nil {
-		return outcome{}, err
-	}
-	defer closeAll(files)
-	stdout, stderr := &capped{max: r.max}, &capped{max: r.max}
-	cmd := exec.CommandContext(ctx, r.bwrap, r.args()...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr // stdin: /dev/null
-	cmd.ExtraFiles = files
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	out := outcome{stdout: stdout.String(), stderr: stderr.String()}
-	var exitErr *exec.ExitError
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		out.exitCode, out.timedOut = -1, true
-	case ctx.Err() != nil:
-		return out, fmt.Errorf("exec: %w", ctx.Err())
-	case errors.As(err, &exitErr):
-		out.exitCode = exitErr.ExitCode()
-	case err != nil:
-		return out, fmt.Errorf("exec: run bwrap: %w", err)
-	}
-	return out, nil
+	return r.supervise(ctx)
 }
 
 // closeAll closes files.

@@ -49,6 +49,18 @@ type Options struct {
 	// Timeout bounds a command when its request sets none (default
 	// DefaultTimeout).
 	Timeout time.Duration
+	// MaxTimeout caps a request's Timeout (default the larger of
+	// DefaultMaxTimeout and Timeout).
+	MaxTimeout time.Duration
+	// Limits are a run's limits when its request sets none; zero fields
+	// take DefaultLimits.
+	Limits provider.Limits
+	// MaxLimits cap what a request may ask for (a request above is lowered
+	// to them); zero fields take Limits.
+	MaxLimits provider.Limits
+	// NoCgroups enforces the limits with rlimits only, even where this
+	// process could create cgroups.
+	NoCgroups bool
 	// MaxOutput caps stdout and stderr each when the request sets no cap
 	// (default DefaultMaxOutput).
 	MaxOutput int
@@ -134,6 +146,9 @@ func New(ws *forkspace.Workspace, opts Options) *Shell {
 		opts.Ignore = DefaultIgnore
 	}
 	opts.Timeout = cmpOr(opts.Timeout, DefaultTimeout)
+	opts.MaxTimeout = cmpOr(opts.MaxTimeout, max(DefaultMaxTimeout, opts.Timeout))
+	opts.Limits = orDefault(opts.Limits, DefaultLimits)
+	opts.MaxLimits = orDefault(opts.MaxLimits, opts.Limits)
 	opts.MaxOutput = cmpOr(opts.MaxOutput, DefaultMaxOutput)
 	opts.Bwrap = cmpOr(opts.Bwrap, "bwrap")
 	ro := make([]string, 0, len(opts.ReadOnly))
@@ -186,6 +201,13 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	if strings.TrimSpace(req.Command) == "" || strings.ContainsRune(req.Command, 0) {
 		return res, fmt.Errorf("exec: %w: empty command or NUL byte", fs.ErrInvalid)
 	}
+	if req.Timeout < 0 || req.MaxOutput < 0 {
+		return res, fmt.Errorf("exec: %w: negative timeout or output cap", fs.ErrInvalid)
+	}
+	limits, err := effective(req.Limits, s.opts.Limits, s.opts.MaxLimits)
+	if err != nil {
+		return res, err
+	}
 	bwrap, err := exec.LookPath(s.opts.Bwrap)
 	if err != nil {
 		return res, fmt.Errorf("exec: bubblewrap (Debian package bubblewrap) not found: %w: %w", errors.ErrUnsupported, err)
@@ -214,18 +236,29 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 		return res, fmt.Errorf("exec: %w", err)
 	}
 
-	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root,
-		timeout: cmpOr(req.Timeout, s.opts.Timeout), max: cmpOr(req.MaxOutput, s.opts.MaxOutput)}
+	ignore := newMatcher(s.opts.Ignore)
+	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, limits: limits,
+		timeout: min(cmpOr(req.Timeout, s.opts.Timeout), s.opts.MaxTimeout),
+		max:     cmpOr(req.MaxOutput, s.opts.MaxOutput),
+		disk:    newDiskMeter(s.dir, st.man, ignore)}
 	if err := r.verify(ctx); err != nil {
 		return res, err
 	}
+	if !s.opts.NoCgroups {
+		r.cg = hostCgroups()
+	}
 	out, err := r.start(ctx)
+	res.Limits, res.Mechanism = limits, out.mech
+	res.Killed, res.Refused, res.Lingering, res.Usage = out.killed, out.refused, out.lingering, out.usage
 	if err != nil {
 		return res, err
 	}
 	res.ExitCode, res.Stdout, res.Stderr, res.TimedOut = out.exitCode, out.stdout, out.stderr, out.timedOut
+	if out.diskExceeded {
+		res.Usage.DiskGrowth = r.disk.final()
+		return res, s.discardRun(ctx, host, &done)
+	}
 
-	ignore := newMatcher(s.opts.Ignore)
 	sc := &scanner{ctx: ctx, dir: s.dir, host: host, man: st.man, ignore: ignore, watch: st.watch}
 	var changes []hostChange
 	var special []string
@@ -237,6 +270,11 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	}
 	if err != nil {
 		return res, fmt.Errorf("exec: %w", err)
+	}
+	if res.Usage.DiskGrowth = growth(changes, st.man); res.Usage.DiskGrowth > limits.Disk {
+		// The run ended before a poll saw it cross the limit.
+		res.Killed = "disk limit " + size(limits.Disk)
+		return res, s.discardRun(ctx, host, &done)
 	}
 	if len(changes) > 0 && s.opts.AutoCheckpoint {
 		if checkpoint, err = s.ws.AutoCheckpoint(ctx, checkpointLabel(req.Command)); err != nil {
@@ -250,6 +288,7 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 		res.Dropped = append(res.Dropped, provider.Change{Path: sp, Op: opCreated, Reason: reasonSpecial})
 		p.leave(sp)
 	}
+	res.Usage.FilesChanged = len(res.Changed) + len(res.Dropped)
 	if err != nil {
 		return res, fmt.Errorf("exec: %w", err)
 	}
@@ -263,6 +302,24 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	}
 	done = true
 	return res, nil
+}
+
+// discardRun drops what a run that crossed the disk limit wrote: nothing
+// is pulled back, and the work dir is rematerialized from the workspace at
+// once so the bytes leave the host disk.
+func (s *Shell) discardRun(ctx context.Context, host *os.Root, done *bool) error {
+	s.st.man = nil
+	if s.st.watch != nil {
+		s.st.watch.drain()
+	}
+	if err := s.materialize(ctx, host); err != nil {
+		return fmt.Errorf("exec: discard the run's changes: %w", err)
+	}
+	if err := s.writeToken(); err != nil {
+		return err
+	}
+	*done = true
+	return nil
 }
 
 // drainEvents returns the paths the command changed, when a watcher can

@@ -11,13 +11,19 @@ import (
 
 type execIn struct {
 	Command        string `json:"command" jsonschema:"shell command, run by /bin/sh -c in the workspace root"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"kill the command after this many seconds (default: the shell's)"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command after this many seconds (default: the server's, 60 s unless configured; capped at the server's maximum)"`
+	CPUSeconds     int    `json:"cpu_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command when its processes used this much CPU time in total (default and cap: the server's)"`
+	MemoryMiB      int    `json:"memory_mib,omitempty" bounds:"0,1048576" jsonschema:"memory limit of the whole process tree in MiB (default and cap: the server's)"`
+	Processes      int    `json:"processes,omitempty" bounds:"0,65536" jsonschema:"most processes and threads alive at once (default and cap: the server's)"`
+	OpenFiles      int    `json:"open_files,omitempty" bounds:"0,1048576" jsonschema:"most open files per process (default and cap: the server's)"`
+	DiskMiB        int    `json:"disk_mib,omitempty" bounds:"0,1048576" jsonschema:"most MiB the command may add to the workspace; past it the command is killed and none of its changes are kept (default and cap: the server's)"`
 	Network        bool   `json:"network,omitempty" jsonschema:"allow network access (off by default)"`
 }
 
 func (s *Set) addExec() {
 	add(s, mutating, "exec", "Run a shell command in the workspace (the workspace is the current directory; paths are "+
-		"workspace-relative). Returns the exit code, output and the files the command changed.", execTool)
+		"workspace-relative). Returns the exit code or the limit that stopped it, output (head and tail), "+
+		"what the run used (CPU, memory, disk) and the files the command changed.", execTool)
 }
 
 func execTool(ctx context.Context, c *call, in execIn) (string, error) {
@@ -28,14 +34,18 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return "", argError("command is empty")
 	}
-	if in.TimeoutSeconds < 0 {
-		return "", argError("timeout_seconds must not be negative")
-	}
 	res, err := sh.Exec(ctx, provider.ExecRequest{
 		Command:   in.Command,
 		Timeout:   time.Duration(in.TimeoutSeconds) * time.Second,
 		Network:   in.Network,
 		MaxOutput: DefaultExecOutput,
+		Limits: provider.Limits{
+			CPUTime:   time.Duration(in.CPUSeconds) * time.Second,
+			Memory:    int64(in.MemoryMiB) << 20,
+			Processes: in.Processes,
+			OpenFiles: in.OpenFiles,
+			Disk:      int64(in.DiskMiB) << 20,
+		},
 	})
 	if err != nil {
 		return "", err
@@ -46,12 +56,32 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 	return formatExec(res), nil
 }
 
+// maxExecChanges caps the changed paths an exec result lists; the rest
+// are counted by operation.
+const maxExecChanges = 100
+
 func formatExec(res provider.ExecResult) string {
 	var b strings.Builder
-	if res.TimedOut {
-		fmt.Fprintf(&b, "timed out after %s (killed)\n", res.Duration.Round(time.Millisecond))
-	} else {
+	switch {
+	case res.Killed != "":
+		fmt.Fprintf(&b, "killed: %s (after %s)\n", res.Killed, res.Duration.Round(time.Millisecond))
+	default:
 		fmt.Fprintf(&b, "exit code %d (%s)\n", res.ExitCode, res.Duration.Round(time.Millisecond))
+	}
+	u := res.Usage
+	fmt.Fprintf(&b, "used: %.2fs CPU, %s peak memory", u.CPUTime.Seconds(), mib(u.PeakMemory))
+	if u.Processes > 0 {
+		fmt.Fprintf(&b, ", %d processes at most", u.Processes)
+	}
+	fmt.Fprintf(&b, ", %s written, %d files changed\n", mib(u.DiskGrowth), u.FilesChanged)
+	for _, r := range res.Refused {
+		fmt.Fprintf(&b, "limit reached: %s\n", r)
+	}
+	if res.Lingering > 0 {
+		fmt.Fprintf(&b, "killed %d lingering processes\n", res.Lingering)
+	}
+	if strings.HasPrefix(res.Killed, "disk limit") {
+		b.WriteString("none of the command's changes were kept\n")
 	}
 	if res.Stdout != "" {
 		fmt.Fprintf(&b, "stdout:\n%s\n", strings.TrimSuffix(res.Stdout, "\n"))
@@ -61,12 +91,39 @@ func formatExec(res provider.ExecResult) string {
 	}
 	if len(res.Changed) > 0 {
 		b.WriteString("changed:\n")
-		for _, ch := range res.Changed {
+		for _, ch := range res.Changed[:min(len(res.Changed), maxExecChanges)] {
 			fmt.Fprintf(&b, "  %s %s\n", ch.Op, ch.Path)
 		}
+		if rest := res.Changed[min(len(res.Changed), maxExecChanges):]; len(rest) > 0 {
+			fmt.Fprintf(&b, "  … and %d more (%s)\n", len(rest), countOps(rest))
+		}
 	}
-	for _, ch := range res.Dropped {
+	for i, ch := range res.Dropped {
+		if i == maxExecChanges {
+			fmt.Fprintf(&b, "not kept: … and %d more (%s)\n", len(res.Dropped)-i, countOps(res.Dropped[i:]))
+			break
+		}
 		fmt.Fprintf(&b, "not kept: %s %s (%s)\n", ch.Op, ch.Path, ch.Reason)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// countOps summarizes changes by operation ("12 created, 3 deleted").
+func countOps(chs []provider.Change) string {
+	var ops []string
+	n := map[string]int{}
+	for _, ch := range chs {
+		if n[ch.Op] == 0 {
+			ops = append(ops, ch.Op)
+		}
+		n[ch.Op]++
+	}
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		parts[i] = fmt.Sprintf("%d %s", n[op], op)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mib formats a byte count in MiB with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -54,7 +54,7 @@ func TestRead(t *testing.T) {
 	e.fails("read", M{"path": "scr/a.go"}, "did you mean src?")
 	e.fails("read", M{"path": "src"}, "src is a directory; use ls")
 	e.fails("read", M{"path": "big.txt", "offset": 6000}, "past the end", "5000 lines")
-	e.fails("read", M{"path": "big.txt", "limit": -1}, "negative")
+	e.fails("read", M{"path": "big.txt", "limit": -1}, "limit must be between 0 and")
 	defer tools.SetMaxReadFile(1000)()
 	e.fails("read", M{"path": "big.txt"}, "too large to read", "use grep")
 }

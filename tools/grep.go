@@ -28,8 +28,8 @@ type grepIn struct {
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"match letters in either case"`
 	Path       string `json:"path,omitempty" jsonschema:"workspace-relative file or directory to search (default: the root)"`
 	Glob       string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. **/*.go; a pattern without / matches file names"`
-	Context    int    `json:"context,omitempty" jsonschema:"lines of context to show before and after each match"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"maximum matching lines to return (default 100)"`
+	Context    int    `json:"context,omitempty" bounds:"0,100" jsonschema:"lines of context to show before and after each match"`
+	MaxResults int    `json:"max_results,omitempty" bounds:"0,10000" jsonschema:"maximum matching lines to return (default 100)"`
 }
 
 // maxGrepLine caps one line of grep output.
@@ -231,9 +231,6 @@ func grepTool(ctx context.Context, c *call, in grepIn) (string, error) {
 	glob := strings.TrimLeft(in.Glob, "/")
 	if glob != "" && !doublestar.ValidatePattern(glob) {
 		return "", argError("invalid glob %q; examples: **/*.go, *.md", in.Glob)
-	}
-	if in.Context < 0 || in.MaxResults < 0 {
-		return "", argError("context and max_results must not be negative")
 	}
 	limit := in.MaxResults
 	if limit == 0 {

@@ -11,13 +11,13 @@ import (
 
 type lsIn struct {
 	Path   string `json:"path,omitempty" jsonschema:"workspace-relative directory (default: the root)"`
-	Offset int    `json:"offset,omitempty" jsonschema:"number of entries to skip"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"maximum entries to return (default 200)"`
+	Offset int    `json:"offset,omitempty" bounds:"0,1000000000" jsonschema:"number of entries to skip"`
+	Limit  int    `json:"limit,omitempty" bounds:"0,100000" jsonschema:"maximum entries to return (default 200)"`
 }
 
 type globIn struct {
 	Pattern string `json:"pattern" jsonschema:"glob over workspace paths: * matches within a name, ** across directories, {a,b} alternatives; e.g. **/*.go or src/*.{js,ts}"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"maximum paths to return (default 500)"`
+	Limit   int    `json:"limit,omitempty" bounds:"0,100000" jsonschema:"maximum paths to return (default 500)"`
 }
 
 func (s *Set) addSearchTools() {
@@ -31,9 +31,6 @@ func lsTool(ctx context.Context, c *call, in lsIn) (string, error) {
 	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
-	}
-	if in.Offset < 0 || in.Limit < 0 {
-		return "", argError("offset and limit must not be negative")
 	}
 	limit := in.Limit
 	if limit == 0 {

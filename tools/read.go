@@ -10,8 +10,8 @@ import (
 
 type readIn struct {
 	Path   string `json:"path" jsonschema:"workspace-relative path of the file"`
-	Offset int    `json:"offset,omitempty" jsonschema:"first line to return, 1-based (default 1)"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"number of lines to return (default 2000)"`
+	Offset int    `json:"offset,omitempty" bounds:"0,1000000000" jsonschema:"first line to return, 1-based (default 1)"`
+	Limit  int    `json:"limit,omitempty" bounds:"0,1000000" jsonschema:"number of lines to return (default 2000)"`
 }
 
 // maxLine caps one line of read output; longer lines are cut with a marker.
@@ -44,9 +44,6 @@ func readTool(ctx context.Context, c *call, in readIn) (string, error) {
 	f, p, err := c.fsPath(in.Path)
 	if err != nil {
 		return "", err
-	}
-	if in.Offset < 0 || in.Limit < 0 {
-		return "", argError("offset and limit must not be negative")
 	}
 	offset, limit := max(in.Offset, 1), in.Limit
 	if limit == 0 {

@@ -134,7 +134,7 @@ func TestExec(t *testing.T) {
 	sh := &fakeShell{}
 	ws := shellWorkspace{e.ws, sh}
 	res := e.set.Call(context.Background(), tools.Direct(ws), "exec", []byte(`{"command":"go test ./...","timeout_seconds":30}`))
-	if res.IsError || res.Text != "exit code 1 (0s)\nstdout:\nok\nstderr:\nFAIL x_test.go\nchanged:\n  created out.txt" {
+	if res.IsError || res.Text != "exit code 1 (0s)\nused: 0.00s CPU, 0.0 MiB peak memory, 0.0 MiB written, 0 files changed\nstdout:\nok\nstderr:\nFAIL x_test.go\nchanged:\n  created out.txt" {
 		t.Errorf("exec = %+v", res)
 	}
 	if sh.req.Command != "go test ./..." || sh.req.Timeout.Seconds() != 30 || sh.req.Network || sh.req.MaxOutput == 0 {

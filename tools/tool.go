@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -172,10 +173,15 @@ func add[In any](s *Set, k kind, name, desc string, h func(ctx context.Context, 
 	if err != nil {
 		panic(fmt.Sprintf("tools: schema of %s: %v", name, err))
 	}
+	bounds := boundsOf(reflect.TypeFor[In]())
+	document(schema, bounds)
 	tl := &Tool{Name: name, Description: desc, InputSchema: schema, ReadOnly: k == readOnly}
 	tl.run = func(ctx context.Context, t Target, args json.RawMessage) (string, error) {
 		var in In
 		if err := decodeArgs(args, &in); err != nil {
+			return "", err
+		}
+		if err := check(reflect.ValueOf(in), bounds); err != nil {
 			return "", err
 		}
 		var out, cp string

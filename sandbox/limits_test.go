@@ -1,0 +1,151 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forkspace/forkspace/provider"
+)
+
+// execReq runs req and fails the test on error.
+func execReq(t testing.TB, s *Shell, req provider.ExecRequest) provider.ExecResult {
+	t.Helper()
+	res, err := s.Exec(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Exec(%q): %v", req.Command, err)
+	}
+	return res
+}
+
+// mechanisms are the ways limits can be enforced on this host: cgroups
+// when this process may create them, and always the rlimit fallback.
+func mechanisms(t *testing.T) map[string]Options {
+	m := map[string]Options{mechRlimit: {NoCgroups: true}}
+	if b := hostCgroups(); b.mech != "" {
+		m[b.mech] = Options{}
+	} else {
+		t.Logf("no cgroups: %s", b.why)
+	}
+	return m
+}
+
+// needCgroups fails (CI) or skips the test when this process cannot
+// create cgroups.
+func needCgroups(t *testing.T) {
+	t.Helper()
+	if b := hostCgroups(); b.mech == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no cgroup this process may create (%s): CI must run as root or with a delegated cgroup", b.why)
+		}
+		t.Skipf("no cgroups: %s", b.why)
+	}
+}
+
+func TestLingeringChildren(t *testing.T) {
+	s, _ := newShell(t, Options{})
+	res := execReq(t, s, provider.ExecRequest{Command: "for i in $(seq 300); do sleep 1000 & done; echo started", Timeout: time.Minute})
+	if res.ExitCode != 0 || res.Stdout != "started\n" || res.TimedOut || res.Killed != "" {
+		t.Errorf("result %+v", res)
+	}
+	if b := hostCgroups(); b.mech != "" && res.Lingering == 0 {
+		t.Errorf("no lingering processes reported: %+v", res)
+	}
+}
+
+// TestForkBomb runs a fork bomb under a process limit while another
+// workspace's shell keeps answering.
+func TestForkBomb(t *testing.T) {
+	needCgroups(t)
+	bomb, _ := newShell(t, Options{})
+	other, _ := newShell(t, Options{})
+	var res provider.ExecResult
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		res = execReq(t, bomb, provider.ExecRequest{Command: "b() { b | b & }; b; sleep 5",
+			Timeout: 4 * time.Second, Limits: provider.Limits{Processes: 64}})
+	})
+	for i := range 3 {
+		r := execReq(t, other, provider.ExecRequest{Command: fmt.Sprintf("echo alive %d", i)})
+		if r.Stdout != fmt.Sprintf("alive %d\n", i) {
+			t.Errorf("other workspace during the bomb: %+v", r)
+		}
+	}
+	wg.Wait()
+	if !res.TimedOut || res.Usage.Processes > 64 || len(res.Refused) == 0 || !strings.Contains(res.Refused[0], "process limit 64") {
+		t.Errorf("fork bomb result: killed %q refused %q usage %+v", res.Killed, res.Refused, res.Usage)
+	}
+}
+
+// TestMemoryLimit allocates 4 GiB under a 256 MiB limit.
+func TestMemoryLimit(t *testing.T) {
+	for mech, opts := range mechanisms(t) {
+		t.Run(mech, func(t *testing.T) {
+			s, _ := newShell(t, opts)
+			res := execReq(t, s, provider.ExecRequest{Command: `perl -e '$x = "x" x (4 << 30); print "allocated\n"'`,
+				Timeout: time.Minute, Limits: provider.Limits{Memory: 256 << 20}})
+			if res.ExitCode == 0 || strings.Contains(res.Stdout, "allocated") || res.Mechanism != mech {
+				t.Fatalf("4 GiB allocation under 256 MiB: %+v", res)
+			}
+			if res.Usage.PeakMemory > 300<<20 {
+				t.Errorf("peak memory %d above the limit", res.Usage.PeakMemory)
+			}
+			if mech != mechRlimit && res.Killed != "memory limit 256 MiB" {
+				t.Errorf("killed %q, want the memory limit", res.Killed)
+			}
+		})
+	}
+}
+
+// TestCPULimit runs an endless loop under a CPU time limit.
+func TestCPULimit(t *testing.T) {
+	for mech, opts := range mechanisms(t) {
+		t.Run(mech, func(t *testing.T) {
+			s, _ := newShell(t, opts)
+			res := execReq(t, s, provider.ExecRequest{Command: "while :; do :; done",
+				Timeout: 2 * time.Minute, Limits: provider.Limits{CPUTime: time.Second}})
+			// rlimit: the usage is what the kernel reports for the processes
+			// bubblewrap waited for, not the whole tree.
+			if res.TimedOut || !strings.HasPrefix(res.Killed, "CPU limit 1s") || (mech != mechRlimit && res.Usage.CPUTime < time.Second/2) {
+				t.Errorf("endless loop under 1s of CPU: killed %q usage %+v", res.Killed, res.Usage)
+			}
+		})
+	}
+}
+
+// TestDiskLimit writes past the disk limit: the run is stopped, nothing
+// it wrote is pulled back, and the work dir is rid of it.
+func TestDiskLimit(t *testing.T) {
+	for mech, opts := range mechanisms(t) {
+		for name, cmd := range map[string]string{
+			"files":    "for i in 1 2 3; do head -c 600000 /dev/zero > f$i; done; echo > after",
+			"one file": "head -c 3000000 /dev/zero > big; echo > after",
+			"slow":     "while :; do head -c 100000 /dev/zero > f$(date +%s%N); sleep 0.05; done",
+		} {
+			t.Run(mech+"/"+name, func(t *testing.T) {
+				s, ws := newShell(t, opts)
+				writeWS(t, ws, "kept", "acknowledged", 0o644)
+				res := execReq(t, s, provider.ExecRequest{Command: "echo changed > kept; " + cmd,
+					Timeout: time.Minute, Limits: provider.Limits{Disk: 1 << 20}})
+				if !strings.HasPrefix(res.Killed, "disk limit 1 MiB") || len(res.Changed) != 0 {
+					t.Fatalf("writing past 1 MiB: killed %q changed %v usage %+v", res.Killed, res.Changed, res.Usage)
+				}
+				if got, _ := readWS(t, ws, "kept"); got != "acknowledged" {
+					t.Errorf("kept = %q: the run's changes were pulled back", got)
+				}
+				ents, _ := os.ReadDir(s.WorkDir())
+				if len(ents) != 1 {
+					t.Errorf("work dir after the run holds %d entries, want only kept", len(ents))
+				}
+				if b, _ := os.ReadFile(filepath.Join(s.WorkDir(), "kept")); string(b) != "acknowledged" {
+					t.Errorf("work dir kept = %q", b)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// pollEvery is how often a running command's cgroup counters are read.
+const pollEvery = 100 * time.Millisecond
+
+// drainWait bounds how long output is read after bubblewrap exited: a
+// process that escaped the kill and holds the pipes open cannot make the
+// run lose what it already wrote.
+const drainWait = time.Second
+
+// runSeq numbers the runs of this process (cgroup names).
+var runSeq atomic.Uint64
+
+// gateScript holds bubblewrap back until its limits are in place: the
+// shell waits for the parent to close descriptor fd (after those bwrap's
+// command line refers to), then becomes bubblewrap, so every process of
+// the run inherits the rlimits and starts in the cgroup.
+func gateScript(fd int) string { return fmt.Sprintf(`read _ <&%d; exec "$0" "$@" %[1]d<&-`, fd) }
+
+// supervise starts bubblewrap behind the gate, applies the limits, and
+// waits for it while polling the cgroup (CPU time, process count) and the
+// work dir's growth. A limit crossed, the timeout or ctx done kill the
+// whole run: bubblewrap's process group and every process of its cgroup.
+func (r *run) supervise(ctx context.Context) (outcome, error) {
+	env, err := r.env()
+	if err != nil {
+		return outcome{}, err
+	}
+	out := outcome{mech: mechRlimit}
+	var cg *cgroup
+	if r.cg.mech != "" {
+		if cg, err = r.cg.newRun(runGroupName(runSeq.Add(1)), r.limits); err != nil {
+			return outcome{}, err
+		}
+		defer cg.remove()
+		out.mech = r.cg.mech
+	}
+	files, err := r.files()
+	if err != nil {
+		return outcome{}, err
+	}
+	defer closeAll(files)
+	gateR, gateW, err := os.Pipe()
+	if err != nil {
+		return outcome{}, fmt.Errorf("exec: %w", err)
+	}
+	defer gateR.Close()
+	defer gateW.Close()
+	stdout, stderr := &capped{max: r.max}, &capped{max: r.max}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return outcome{}, fmt.Errorf("exec: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return outcome{}, fmt.Errorf("exec: %w", err)
+	}
+	cmd := exec.Command("/bin/sh", append([]string{"-c", gateScript(3 + len(files)), r.bwrap}, r.args()...)...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, outW, errW // stdin: /dev/null
+	cmd.ExtraFiles = append(files, gateR)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return outcome{}, fmt.Errorf("exec: run bwrap: %w", err)
+	}
+	var drained sync.WaitGroup
+	for _, p := range []struct {
+		r *os.File
+		w io.Writer
+	}{{outR, stdout}, {errR, stderr}} {
+		drained.Go(func() { io.Copy(p.w, p.r) })
+	}
+	pid := cmd.Process.Pid
+	killAll := func() {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		if cg != nil {
+			cg.kill()
+		}
+	}
+	err = setRlimits(pid, rlimits(r.limits, cg == nil))
+	if err == nil && cg != nil {
+		err = cg.join(pid)
+	}
+	gateR.Close()
+	if err != nil {
+		killAll()
+	}
+	gateW.Close() // opens the gate
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	var werr error
+	done := ctx.Done()
+loop:
+	for {
+		select {
+		case werr = <-waited:
+			break loop
+		case <-done:
+			done = nil
+			killAll()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				out.timedOut, out.killed = true, fmt.Sprintf("timeout %s", r.timeout)
+			}
+		case now := <-tick.C:
+			if reason := r.check(cg, &out, now); reason != "" && out.killed == "" {
+				out.killed = reason
+				killAll()
+			}
+		}
+	}
+	if err != nil { // the gate could not apply the limits
+		return out, err
+	}
+	if cg != nil {
+		out.lingering = cg.kill()
+		s := cg.stats()
+		out.usage.CPUTime, out.usage.PeakMemory = s.cpu, s.peak
+		out.usage.Processes = max(out.usage.Processes, s.pids)
+		if s.oomKills > 0 && out.killed == "" {
+			out.killed = "memory limit " + size(r.limits.Memory)
+		}
+		if s.pidsLimit > 0 {
+			out.refused = append(out.refused, fmt.Sprintf("process limit %d: %d forks refused", r.limits.Processes, s.pidsLimit))
+		}
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && cg == nil {
+		out.usage.CPUTime = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		out.usage.PeakMemory = ru.Maxrss << 10
+	}
+	drainedCh := make(chan struct{})
+	go func() { drained.Wait(); close(drainedCh) }()
+	select {
+	case <-drainedCh:
+	case <-time.After(drainWait):
+		outR.Close()
+		errR.Close()
+		<-drainedCh
+	}
+	outR.Close()
+	errR.Close()
+	out.stdout, out.stderr = stdout.String(), stderr.String()
+	var exitErr *exec.ExitError
+	switch {
+	case out.killed != "":
+		out.exitCode = -1
+	case ctx.Err() != nil:
+		return out, fmt.Errorf("exec: %w", ctx.Err())
+	case errors.As(werr, &exitErr):
+		out.exitCode = exitErr.ExitCode()
+		out.killed = r.signalled(exitErr)
+	case werr != nil:
+		return out, fmt.Errorf("exec: run bwrap: %w", werr)
+	}
+	return out, nil
+}
+
+// check reads the run's counters while it runs and returns the limit it
+// crossed, if any.
+func (r *run) check(cg *cgroup, out *outcome, now time.Time) string {
+	if cg != nil {
+		s := cg.stats()
+		out.usage.Processes = max(out.usage.Processes, s.pids)
+		if r.limits.CPUTime > 0 && s.cpu > r.limits.CPUTime {
+			return "CPU limit " + r.limits.CPUTime.String()
+		}
+	}
+	if r.disk != nil {
+		if n, due := r.disk.growth(now); due && n > r.limits.Disk {
+			out.diskExceeded = true
+			return "disk limit " + size(r.limits.Disk)
+		}
+	}
+	return ""
+}
+
+// signalled names the per-process limit whose signal ended the run:
+// bubblewrap reports a command killed by signal N as exit status 128+N.
+// (A file cut at the disk limit is found by the scan after the run.)
+func (r *run) signalled(e *exec.ExitError) string {
+	switch e.ExitCode() {
+	case 128 + int(syscall.SIGXCPU):
+		return "CPU limit " + r.limits.CPUTime.String() + " (one process)"
+	}
+	return ""
+}
