@@ -44,6 +44,17 @@
 // applied after their contents are written, so read-only directories and
 // directory mtimes come out as in the source.
 //
+// # Atomic imports
+//
+// An import runs in one vfs batch (vfs.FS.Batch): file bytes go to the
+// store as they are read, and every entry, the target directory included,
+// becomes visible in one metadata transaction at the end. An import that
+// fails for any reason (the quota, counted over the whole import; a
+// refused entry; a damaged archive; a read error; ctx) leaves the
+// workspace exactly as it was, and a crash mid-import leaves nothing of
+// it. While an import runs, other writers of the workspace wait; readers
+// see the state before it. Exports write to the host as they go.
+//
 // # Streaming and progress
 //
 // File contents are streamed through fixed buffers (OpenFile and Write on
@@ -53,5 +64,5 @@
 // for tar streams.
 //
 // Functions here are safe to call concurrently on different targets; two
-// transfers into the same target race like any two writers.
+// imports into the same workspace run one after the other.
 package transfer

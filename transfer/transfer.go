@@ -11,19 +11,28 @@ import (
 // srcDir itself is one) into directory dstPath of dst, created if missing;
 // dstPath takes srcDir's mode, owner, times and extended attributes.
 // See the package documentation for what is preserved and how existing
-// entries are treated. Errors are *fs.PathError where a path is at fault;
-// a failed import may leave the entries written before the failure.
+// entries are treated. Errors are *fs.PathError where a path is at fault.
+// The import is atomic (see the package documentation): a failed one
+// leaves dst exactly as it was.
 func ImportDir(ctx context.Context, dst *vfs.FS, dstPath, srcDir string, opts Options) error {
-	const op = "import"
 	src, err := newHostSource(srcDir, opts.Skip)
 	if err != nil {
-		return errorAt(op, srcDir, err)
+		return errorAt("import", srcDir, err)
 	}
-	sink, err := newWSSink(ctx, dst, dstPath)
-	if err != nil {
-		return errorAt(op, dstPath, err)
-	}
-	return run(ctx, op, src, sink, opts)
+	return importInto(ctx, dst, dstPath, src, opts)
+}
+
+// importInto copies src into directory dstPath of dst in one vfs batch,
+// so the import lands whole or not at all.
+func importInto(ctx context.Context, dst *vfs.FS, dstPath string, src source, opts Options) error {
+	const op = "import"
+	return dst.Batch(ctx, func(b *vfs.FS) error {
+		sink, err := newWSSink(ctx, b, dstPath)
+		if err != nil {
+			return errorAt(op, dstPath, err)
+		}
+		return run(ctx, op, src, sink, opts)
+	})
 }
 
 // ImportTar extracts the tar stream r (plain or gzip, detected by its
@@ -32,14 +41,10 @@ func ImportDir(ctx context.Context, dst *vfs.FS, dstPath, srcDir string, opts Op
 // with absolute names, ".." elements, or hard links to anything but an
 // earlier entry are rejected with an error wrapping fs.ErrInvalid, as is
 // an entry that would be written through a symbolic link; nothing outside
-// dstPath is written. A damaged stream wraps fs.ErrInvalid.
+// dstPath is written. A damaged stream wraps fs.ErrInvalid. Like
+// ImportDir it is atomic: when it fails dst is exactly as it was.
 func ImportTar(ctx context.Context, dst *vfs.FS, dstPath string, r io.Reader, opts Options) error {
-	const op = "import"
-	sink, err := newWSSink(ctx, dst, dstPath)
-	if err != nil {
-		return errorAt(op, dstPath, err)
-	}
-	return run(ctx, op, &tarSource{r: r, skip: opts.Skip}, sink, opts)
+	return importInto(ctx, dst, dstPath, &tarSource{r: r, skip: opts.Skip}, opts)
 }
 
 // ExportDir copies srcPath of src (a directory, or a single file written

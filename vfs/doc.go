@@ -26,6 +26,11 @@
 // Options.FoldRows staged keys, and before fork/checkpoint through Root)
 // folds the staging into a new tree root.
 //
+// Batch runs many mutations on a filesystem of their own and commits them
+// in one transaction at the end, or none of them: imports and the exec
+// pull-back use it to land whole or not at all. While a batch runs, other
+// writers wait.
+//
 // # Key space
 //
 // Keys are documented in keys.go: per inode (big-endian number, so a

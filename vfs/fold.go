@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 
@@ -58,6 +59,9 @@ func (f *FS) foldSnapshotLocked(ctx context.Context) error {
 func (f *FS) foldLocked(ctx context.Context) error {
 	if f.closed.Load() {
 		return &fs.PathError{Op: "fold", Path: ".", Err: fs.ErrClosed}
+	}
+	if f.batch != nil {
+		return &fs.PathError{Op: "fold", Path: ".", Err: fmt.Errorf("%w: inside a batch", errors.ErrUnsupported)}
 	}
 	f.mu.Lock()
 	muts, maxSeq := f.ov.Mutations()

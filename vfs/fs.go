@@ -87,6 +87,10 @@ type FS struct {
 	commits committer
 
 	hooks Hooks // nil: no mounts (see SetHooks)
+
+	// batch collects the mutations of a Batch's filesystem instead of
+	// committing them (nil: commit each).
+	batch *batchLog
 }
 
 // Open returns the live filesystem of workspace ws. It reads the
@@ -266,7 +270,18 @@ func (f *FS) mutate(ctx context.Context, op, name string, in content.Intents, fn
 		f.wmu.Unlock()
 		return nil
 	}
-	req := f.stage(&t)
+	if f.batch != nil {
+		f.batch.add(f, &t)
+		f.wmu.Unlock()
+		return nil
+	}
+	return f.commitLocked(ctx, op, name, &t)
+}
+
+// commitLocked commits t's mutations (group commit) and returns once they
+// are durable; the caller holds wmu, which commitLocked releases.
+func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
+	req := f.stage(t)
 	lead := f.commits.enqueue(req)
 	f.wmu.Unlock()
 	if lead {

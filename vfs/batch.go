@@ -1,0 +1,126 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"github.com/forkspace/forkspace/content"
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+// Batch runs fn with b, a filesystem over f's latest state whose
+// mutations are seen only through b while fn runs, and commits them all
+// in one metadata transaction when fn returns nil: every mutation fn made
+// lands, or none does. When fn fails, a mutation through b fails (the
+// quota, counted over the whole batch, is passed; bad input), or the
+// commit fails, f is exactly as before and Batch returns the error. A
+// crash before Batch returns leaves f as before; when it returns nil the
+// batch is durable.
+//
+// b offers every FS operation, handles included (a handle's Sync or Close
+// commits into the batch; handles still open when fn returns are stale).
+// Bytes are stored as fn writes them; only the metadata waits. A stub of a
+// lazy mount cannot be hydrated inside a batch, nor can b be folded (Fold,
+// Root: errors.ErrUnsupported) or reset. b must not be used after fn
+// returns.
+//
+// While fn runs, other mutations of f wait (they queue on f's write lock;
+// readers of f go on, seeing the state before the batch). fn must
+// therefore not mutate f itself, nor wait for something that does.
+func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
+	const op = "batch"
+	if f.readOnly {
+		return &fs.PathError{Op: op, Path: ".", Err: errdefs.ErrReadOnly}
+	}
+	if f.closed.Load() {
+		return &fs.PathError{Op: op, Path: ".", Err: fs.ErrClosed}
+	}
+	f.lockIdle()
+	b := newFS(f.d, f.root)
+	b.log, b.foldRows, b.quota = f.log, -1, f.quota // no ws: b never writes staging rows
+	b.ov = f.wov.Clone()                            // everything is durable: wov equals ov
+	b.wov, b.seq, b.inoNext, b.inoEnd = b.ov, f.seq, f.inoNext, f.inoEnd
+	log := &batchLog{acc: txn{f: f}}
+	b.batch = log
+	if f.hooks != nil {
+		b.hooks = batchHooks{Hooks: f.hooks, log: log}
+	}
+	err := fn(b)
+	b.closed.Store(true)
+	b.wmu.Lock() // a straggling mutation of b finishes first
+	f.inoNext, f.inoEnd = b.inoNext, b.inoEnd
+	b.wmu.Unlock()
+	if err != nil {
+		f.wmu.Unlock()
+		return f.release(ctx, err, log.acc.intents)
+	}
+	if len(log.acc.muts) == 0 && len(log.acc.intents) == 0 {
+		f.wmu.Unlock()
+		return nil
+	}
+	if err := f.commitLocked(ctx, op, ".", &log.acc); err != nil {
+		return f.release(ctx, err, log.acc.intents)
+	}
+	f.changed(log.changed...)
+	return nil
+}
+
+// release releases the upload intents of a batch that failed with err and
+// returns err, joined with a failure to release.
+func (f *FS) release(ctx context.Context, err error, in content.Intents) error {
+	if rerr := f.d.Content.Release(context.WithoutCancel(ctx), in); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// batchLog is what a Batch's mutations add up to: their key mutations
+// (the last value of each key), inline bodies and upload intents, and the
+// paths to report changed once they are durable.
+type batchLog struct {
+	mu      sync.Mutex
+	acc     txn
+	changed []string
+}
+
+// add takes over t's mutations and applies them to b's overlay, so b's
+// later operations (scans included) see them. The caller holds b.wmu.
+func (l *batchLog) add(b *FS, t *txn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b.mu.Lock()
+	for _, m := range t.muts {
+		l.acc.put(m)
+		b.seq++
+		if m.Delete {
+			b.ov.Delete(m.Key, b.seq)
+		} else {
+			b.ov.Set(m.Key, m.Value, b.seq)
+		}
+	}
+	b.mu.Unlock()
+	b.gen.Add(1)
+	l.acc.inline = append(l.acc.inline, t.inline...)
+	l.acc.intents = append(l.acc.intents, t.intents...)
+}
+
+// batchHooks are the parent's hooks seen from a Batch: changes are
+// reported when the batch is durable, and hydrating (which writes to the
+// parent) is refused.
+type batchHooks struct {
+	Hooks
+	log *batchLog
+}
+
+func (h batchHooks) Changed(name string) {
+	h.log.mu.Lock()
+	h.log.changed = append(h.log.changed, name)
+	h.log.mu.Unlock()
+}
+
+func (h batchHooks) Hydrate(_ context.Context, name string) error {
+	return fmt.Errorf("%w: lazy file %s cannot be hydrated inside a batch", errors.ErrUnsupported, name)
+}
