@@ -61,9 +61,6 @@ func (m *Manager) index(ctx context.Context, mt *mounted, refresh bool) error {
 	if err != nil {
 		return rootErr("index", mt, err)
 	}
-	mt.mu.Lock()
-	mt.local = indexed && st.Owner != m.cfg.Context.WorkspaceID && !mt.spec.Options.ForkWriteBack
-	mt.mu.Unlock()
 	switch {
 	case strategy == StrategyVirtual:
 		// The root is a real, empty directory so the parent lists it.
@@ -91,9 +88,29 @@ func (m *Manager) index(ctx context.Context, mt *mounted, refresh bool) error {
 	return rootErr("index", mt, m.commitIndex(ctx, mt, mnt, strategy, items, entries, bytes))
 }
 
-// commitIndex writes items and the root state in one mutation.
+// local reports whether mt's write-back stays in this workspace: its tree
+// holds an index another workspace made (a fork's copy of a read-write
+// mount) and the mount has no ForkWriteBack. It reads the index record
+// itself, so the answer holds before (and without) this Manager's index.
+func (m *Manager) local(ctx context.Context, mt *mounted) (bool, error) {
+	if mt.spec.Options.ForkWriteBack {
+		return false, nil
+	}
+	st, indexed, err := m.state(ctx, mt)
+	return indexed && st.Owner != m.cfg.Context.WorkspaceID, err
+}
+
+// commitIndex writes items and the root state in one mutation. The owner
+// of an index stays the workspace that first made it (a fork's refresh
+// does not take the write-back over).
 func (m *Manager) commitIndex(ctx context.Context, mt *mounted, mnt Mount, strategy Strategy, items []vfs.Item, entries, bytes int64) error {
-	st := rootState{Kind: mnt.Kind(), Source: mt.spec.Source, Owner: m.cfg.Context.WorkspaceID, Indexed: time.Now().UTC(), Strategy: strategy, Entries: entries, Bytes: bytes}
+	owner := m.cfg.Context.WorkspaceID
+	if old, indexed, err := m.state(ctx, mt); err != nil {
+		return err
+	} else if indexed {
+		owner = old.Owner
+	}
+	st := rootState{Kind: mnt.Kind(), Source: mt.spec.Source, Owner: owner, Indexed: time.Now().UTC(), Strategy: strategy, Entries: entries, Bytes: bytes}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err

@@ -75,12 +75,9 @@ type mounted struct {
 	spec Spec
 	path string // the FS path of the root ("data" for "/data")
 
-	mu       sync.Mutex // guards m, strategy, err, local; held while building
+	mu       sync.Mutex // guards m and strategy; held while building
 	m        Mount
 	strategy Strategy
-	// local is set for a fork's copy of a read-write mount: writes stay in
-	// the workspace and are never written back.
-	local bool
 }
 
 // rootState is the JSON value of rootAttr.

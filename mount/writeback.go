@@ -281,9 +281,10 @@ func (m *Manager) writeBackPath(ctx context.Context, mt *mounted, rel string) er
 	if err != nil {
 		return err
 	}
-	mt.mu.Lock()
-	local := mt.local
-	mt.mu.Unlock()
+	local, err := m.local(ctx, mt)
+	if err != nil {
+		return err
+	}
 	w, ok := mnt.(Writable)
 	if local || !ok {
 		return nil

@@ -39,6 +39,20 @@ need npx npm
 # git http-backend; with CI=true the tests fail when git is missing.
 need git
 
+# mount/s3mount: write-back runs against versitygw, a real S3 gateway that
+# checks signatures (internal/s3test). Built once from the Go module proxy
+# into a cache directory (about 3 minutes on 2 cores the first time,
+# nothing after); with CI=true the tests fail when it is missing.
+versitygw_version=v1.8.0 # keep in step with s3test.VersityVersion
+cache_bin=${FORKSPACE_TEST_BIN:-${HOME:-/root}/.cache/forkspace-test/bin}
+if [[ ! -x $cache_bin/versitygw || $(cat "$cache_bin/versitygw.version" 2>/dev/null) != "$versitygw_version" ]]; then
+	echo "test.sh: building versitygw $versitygw_version into $cache_bin" >&2
+	mkdir -p "$cache_bin"
+	(cd / && GOBIN=$cache_bin GOFLAGS=-mod=mod go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version")
+	echo "$versitygw_version" >"$cache_bin/versitygw.version"
+fi
+export VERSITYGW=$cache_bin/versitygw
+
 echo "== gofmt"
 unformatted=$(gofmt -l .)
 if [[ -n $unformatted ]]; then

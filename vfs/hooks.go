@@ -132,6 +132,11 @@ func (f *FS) hydrate(ctx context.Context, op, name string) error {
 	if f.hooks == nil {
 		return nil
 	}
+	// Asking Virtual first lets the hooks bring mounts in (their first
+	// index) before the tree is read; a virtual path holds no stubs.
+	if _, _, ok := f.virtual(ctx, name); ok {
+		return nil
+	}
 	stub := false
 	err := f.read(op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, true)

@@ -1,5 +1,12 @@
-// Package s3test runs a real S3-compatible server on loopback for tests:
-// gofakes3 with its in-memory backend behind a net/http listener on
+// Package s3test runs S3 servers on loopback for tests.
+//
+// StartVersity runs versitygw (versity.go), a real S3 gateway that checks
+// SigV4 signatures and honours conditional requests, behind a counting
+// proxy; write-back tests run against it. scripts/test.sh builds it into
+// a cache directory; missing, its tests fail with CI=true and skip
+// elsewhere.
+//
+// Start runs gofakes3 with its in-memory backend behind a net/http listener on
 // 127.0.0.1, with a middleware in front that counts requests per method and
 // path and checks the access key of every signed request.
 //
