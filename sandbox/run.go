@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,6 +38,8 @@ type run struct {
 	// disk measures the work dir's growth (nil: not measured while it
 	// runs).
 	disk *diskMeter
+	// stream receives stdout and stderr as they come (nil: not copied).
+	stream [2]io.Writer
 }
 
 // outcome is how a confined command ended.

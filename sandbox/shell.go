@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -191,7 +192,14 @@ func (s *Shell) Stats() Stats {
 // failures to sync. When an error
 // happens after the command ran, whatever it pulled stays and the next run
 // rematerializes the work dir from scratch.
-func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provider.ExecResult, err error) {
+func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
+	return s.ExecStream(ctx, req, nil, nil)
+}
+
+// ExecStream is Exec that also copies the command's stdout and stderr, as
+// they come, to stdout and stderr (nil: not copied). A slow writer slows
+// the command down (the pipe fills); the result keeps the capped copies.
+func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout, stderr io.Writer) (res provider.ExecResult, err error) {
 	start := time.Now()
 	var checkpoint string
 	defer func() {
@@ -244,6 +252,7 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (res provide
 	if err := r.verify(ctx); err != nil {
 		return res, err
 	}
+	r.stream = [2]io.Writer{stdout, stderr} // not the probe's output
 	if !s.opts.NoCgroups {
 		r.cg = hostCgroups()
 	}

@@ -83,11 +83,15 @@ func (r *run) supervise(ctx context.Context) (outcome, error) {
 		return outcome{}, fmt.Errorf("exec: run bwrap: %w", err)
 	}
 	var drained sync.WaitGroup
-	for _, p := range []struct {
+	for i, p := range []struct {
 		r *os.File
 		w io.Writer
 	}{{outR, stdout}, {errR, stderr}} {
-		drained.Go(func() { io.Copy(p.w, p.r) })
+		w := p.w
+		if r.stream[i] != nil {
+			w = io.MultiWriter(p.w, errorless{r.stream[i]})
+		}
+		drained.Go(func() { io.Copy(w, p.r) })
 	}
 	pid := cmd.Process.Pid
 	killAll := func() {
@@ -206,4 +210,13 @@ func (r *run) signalled(e *exec.ExitError) string {
 		return "CPU limit " + r.limits.CPUTime.String() + " (one process)"
 	}
 	return ""
+}
+
+// errorless ignores the errors of a stream's writer: a closed terminal
+// must not stop the copy into the result.
+type errorless struct{ w io.Writer }
+
+func (e errorless) Write(p []byte) (int, error) {
+	e.w.Write(p)
+	return len(p), nil
 }

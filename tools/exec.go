@@ -62,6 +62,23 @@ const maxExecChanges = 100
 
 func formatExec(res provider.ExecResult) string {
 	var b strings.Builder
+	b.WriteString(ExecStatus(res))
+	if res.Stdout != "" {
+		fmt.Fprintf(&b, "stdout:\n%s\n", strings.TrimSuffix(res.Stdout, "\n"))
+	}
+	if res.Stderr != "" {
+		fmt.Fprintf(&b, "stderr:\n%s\n", strings.TrimSuffix(res.Stderr, "\n"))
+	}
+	b.WriteString(ExecChanges(res))
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ExecStatus describes how a run ended and what it used, a line each:
+// the exit code or the limit that killed it, the usage, the limits that
+// refused requests, lingering processes, and a run whose changes were
+// not kept.
+func ExecStatus(res provider.ExecResult) string {
+	var b strings.Builder
 	switch {
 	case res.Killed != "":
 		fmt.Fprintf(&b, "killed: %s (after %s)\n", res.Killed, res.Duration.Round(time.Millisecond))
@@ -83,12 +100,13 @@ func formatExec(res provider.ExecResult) string {
 	if strings.HasPrefix(res.Killed, "disk limit") {
 		b.WriteString("none of the command's changes were kept\n")
 	}
-	if res.Stdout != "" {
-		fmt.Fprintf(&b, "stdout:\n%s\n", strings.TrimSuffix(res.Stdout, "\n"))
-	}
-	if res.Stderr != "" {
-		fmt.Fprintf(&b, "stderr:\n%s\n", strings.TrimSuffix(res.Stderr, "\n"))
-	}
+	return b.String()
+}
+
+// ExecChanges lists the paths a run changed (at most maxExecChanges, the
+// rest counted by operation) and those not kept, a line each.
+func ExecChanges(res provider.ExecResult) string {
+	var b strings.Builder
 	if len(res.Changed) > 0 {
 		b.WriteString("changed:\n")
 		for _, ch := range res.Changed[:min(len(res.Changed), maxExecChanges)] {
@@ -105,7 +123,7 @@ func formatExec(res provider.ExecResult) string {
 		}
 		fmt.Fprintf(&b, "not kept: %s %s (%s)\n", ch.Op, ch.Path, ch.Reason)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return b.String()
 }
 
 // countOps summarizes changes by operation ("12 created, 3 deleted").

@@ -57,6 +57,9 @@ func exitCode(err error) int {
 	if errors.As(err, new(usageError)) {
 		return exitUsage
 	}
+	if st := (exitStatus{}); errors.As(err, &st) {
+		return st.code
+	}
 	for _, c := range exitCodes {
 		if errors.Is(err, c.err) {
 			return c.code
@@ -69,7 +72,7 @@ func exitCode(err error) int {
 // returns the exit code.
 func (a *app) report(err error) int {
 	code := exitCode(err)
-	if err != nil {
+	if err != nil && !errors.As(err, new(exitStatus)) {
 		fmt.Fprintf(a.stderr, "forkspace: %v\n", err)
 		if code == exitUsage {
 			fmt.Fprintln(a.stderr, "Run 'forkspace --help' for usage.")
