@@ -172,6 +172,14 @@ type ExecResult struct {
 	Limits    Limits `json:"limits,omitzero"`
 	Mechanism string `json:"mechanism,omitempty"`
 	Usage     Usage  `json:"usage,omitzero"`
+	// PulledBack reports that the command's changes were applied to the
+	// workspace, all of them at once (except those in Dropped for a
+	// policy reason). When false after the command ran, none were: the
+	// workspace is exactly as before, Changed is empty, Dropped lists
+	// every change with the reason ("quota exceeded", …) and PullError
+	// says what refused them (or Killed names the disk limit).
+	PulledBack bool   `json:"pulled_back"`
+	PullError  string `json:"pull_error,omitempty"`
 }
 
 // Change is one path a command changed.

@@ -133,6 +133,14 @@
 // pulled nor reported; they persist in the work dir between runs. Hard
 // links made by the command are pulled as separate files.
 //
+// The pull-back is atomic: all of a run's changes are applied in one vfs
+// batch (vfs.FS.Batch), so they land together (ExecResult.PulledBack) or,
+// when the workspace refuses one (quota, disk full, any error), none does:
+// the workspace is exactly as before, Changed is empty, Dropped lists
+// every change with the reason, PullError says what refused them, ExitCode
+// stays the command's, and the work dir returns to the workspace's state.
+// A crash during the pull-back leaves the workspace as before the run.
+//
 // With Options.AutoCheckpoint the workspace is checkpointed (label
 // "exec: <command>") before a run's changes are pulled, so the run can be
 // rewound; with Options.Audit every run is recorded (tool "exec", argument

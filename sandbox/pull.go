@@ -4,20 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/forkspace/forkspace/mount"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/zeebo/blake3"
 
-	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/vfs"
 )
 
 // Conflict is a path the command changed that the workspace also changed
@@ -48,12 +50,16 @@ const (
 	reasonReadOnly  = "read-only path"
 	reasonKeptLocal = "conflict: workspace change kept"
 	reasonSpecial   = "unsupported file type"
+	// A refused pull-back drops every change with one of these.
+	reasonQuota    = "quota exceeded"
+	reasonDiskFull = "no space left on the store's disk"
+	reasonFailed   = "pull-back failed"
 )
 
 // puller applies the command's changes to the live workspace.
 type puller struct {
 	ctx      context.Context
-	ws       *forkspace.Workspace
+	ws       *vfs.FS // the batch the changes go into (land)
 	host     *os.Root
 	man      manifest
 	readOnly []string
@@ -63,6 +69,50 @@ type puller struct {
 	// pending collects paths whose host copy was left unlike the
 	// workspace (with their subtrees); the next sync restores them.
 	pending map[string]bool
+}
+
+// land applies changes to ws in one batch (vfs.FS.Batch): every change
+// lands or none does. It returns what landed and what was dropped; when
+// the batch fails (quota, disk full, any error) ws is exactly as before,
+// changed is empty, dropped lists every change (those refused by policy
+// with their own reason, the others with the failure's) and err says why.
+// Either way the manifest no longer describes the work dir after a
+// failure: the caller rematerializes it.
+func (p *puller) land(ws *vfs.FS, changes []hostChange) (changed, dropped []provider.Change, err error) {
+	err = ws.Batch(p.ctx, func(b *vfs.FS) error {
+		p.ws = b
+		var err error
+		changed, dropped, err = p.pull(changes)
+		return err
+	})
+	if err == nil {
+		return changed, dropped, nil
+	}
+	refused := make(map[string]string, len(dropped))
+	for _, d := range dropped {
+		refused[d.Path] = d.Reason
+	}
+	reason := failReason(err)
+	dropped = make([]provider.Change, 0, len(changes))
+	for _, c := range changes {
+		r := refused[c.path]
+		if r == "" {
+			r = reason
+		}
+		dropped = append(dropped, provider.Change{Path: c.path, Op: c.op, Reason: r})
+	}
+	return nil, dropped, err
+}
+
+// failReason is the Dropped reason of the changes of a refused pull-back.
+func failReason(err error) string {
+	switch {
+	case errors.Is(err, errdefs.ErrQuota):
+		return reasonQuota
+	case errors.Is(err, syscall.ENOSPC):
+		return reasonDiskFull
+	}
+	return reasonFailed
 }
 
 // pull applies changes (deletions first, then the rest parents first) and
@@ -223,20 +273,16 @@ func (p *puller) parent(name string) error {
 	return p.ws.MkdirAll(p.ctx, dir, 0o755)
 }
 
-// copyFile streams host file name into the workspace and returns its hash.
+// copyFile streams host file name into the workspace, replacing its
+// contents, and returns its hash.
 func (p *puller) copyFile(name string, perm fs.FileMode) (cas.Hash, error) {
 	src, err := p.host.OpenFile(name, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return cas.Hash{}, err
 	}
 	defer src.Close()
-	dst, err := p.ws.OpenFile(p.ctx, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return cas.Hash{}, err
-	}
 	h := blake3.New()
-	_, err = io.Copy(io.MultiWriter(dst, h), src)
-	if err = errors.Join(err, dst.Close()); err != nil {
+	if _, err := p.ws.WriteFileFrom(p.ctx, name, io.TeeReader(src, h), perm); err != nil {
 		return cas.Hash{}, err
 	}
 	var sum cas.Hash

@@ -189,9 +189,11 @@ func (s *Shell) Stats() Stats {
 // bad environment (fs.ErrInvalid), bubblewrap missing
 // (errors.ErrUnsupported), a host that cannot confine the command
 // (ErrUnconfined, which matches errors.ErrUnsupported too), ctx done, and
-// failures to sync. When an error
-// happens after the command ran, whatever it pulled stays and the next run
-// rematerializes the work dir from scratch.
+// failures to sync. The pull-back is atomic: the command's changes land
+// all at once (ExecResult.PulledBack) or, when the workspace refuses them
+// (quota, disk full, any error), none does, the result says why
+// (PullError, every change in Dropped) and the work dir returns to the
+// workspace's state.
 func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
 	return s.ExecStream(ctx, req, nil, nil)
 }
@@ -290,17 +292,21 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 			return res, fmt.Errorf("exec: checkpoint before pulling changes: %w", err)
 		}
 	}
-	p := &puller{ctx: ctx, ws: s.ws, host: host, man: st.man, readOnly: s.opts.ReadOnly,
+	p := &puller{ctx: ctx, host: host, man: st.man, readOnly: s.opts.ReadOnly,
 		policy: s.ws.MountPolicy(), resolve: s.opts.OnConflict, pending: st.pending}
-	res.Changed, res.Dropped, err = p.pull(changes)
+	res.Changed, res.Dropped, err = p.land(s.ws.FS, changes)
 	for _, sp := range special {
 		res.Dropped = append(res.Dropped, provider.Change{Path: sp, Op: opCreated, Reason: reasonSpecial})
 		p.leave(sp)
 	}
 	res.Usage.FilesChanged = len(res.Changed) + len(res.Dropped)
 	if err != nil {
-		return res, fmt.Errorf("exec: %w", err)
+		// Nothing landed: the result says so and the work dir goes back
+		// to the workspace's state.
+		res.PullError = fmt.Sprintf("exec: pull-back refused, none of the command's changes were kept: %v", err)
+		return res, s.discardRun(ctx, host, &done)
 	}
+	res.PulledBack = true
 	if len(changes)+len(special) > 0 {
 		if err := s.advance(ctx); err != nil {
 			return res, fmt.Errorf("exec: %w", err)
@@ -313,9 +319,10 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	return res, nil
 }
 
-// discardRun drops what a run that crossed the disk limit wrote: nothing
-// is pulled back, and the work dir is rematerialized from the workspace at
-// once so the bytes leave the host disk.
+// discardRun drops what a run wrote when none of it is kept (it crossed
+// the disk limit, or the pull-back was refused): the work dir is
+// rematerialized from the workspace at once so the bytes leave the host
+// disk.
 func (s *Shell) discardRun(ctx context.Context, host *os.Root, done *bool) error {
 	s.st.man = nil
 	if s.st.watch != nil {

@@ -97,8 +97,11 @@ func ExecStatus(res provider.ExecResult) string {
 	if res.Lingering > 0 {
 		fmt.Fprintf(&b, "killed %d lingering processes\n", res.Lingering)
 	}
-	if strings.HasPrefix(res.Killed, "disk limit") {
+	switch {
+	case strings.HasPrefix(res.Killed, "disk limit"):
 		b.WriteString("none of the command's changes were kept\n")
+	case res.PullError != "":
+		b.WriteString(res.PullError + "\n")
 	}
 	return b.String()
 }
