@@ -1,20 +1,31 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	mrand "math/rand/v2"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/provider"
+	"golang.org/x/sys/unix"
 )
 
 // quotaShell is a Shell over a workspace with a byte quota in store dir.
-func quotaShell(t *testing.T, dir string, quota int64) (*Shell, *forkspace.Workspace) {
+func quotaShell(t *testing.T, dir string, quota int64) (*Shell, *forkspace.Workspace, *forkspace.Store) {
 	t.Helper()
 	needBwrap(t)
 	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: dir})
@@ -28,7 +39,7 @@ func quotaShell(t *testing.T, dir string, quota int64) (*Shell, *forkspace.Works
 	}
 	s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
 	t.Cleanup(func() { s.Close() })
-	return s, ws
+	return s, ws, st
 }
 
 // refusedWhole checks a result whose pull-back was refused: the command's
@@ -57,7 +68,7 @@ func refusedWhole(t *testing.T, res provider.ExecResult, reason string, paths ..
 // command's exit code, and the next run sees the workspace's state.
 func TestPullBackRefusedForQuota(t *testing.T) {
 	ctx := context.Background()
-	s, ws := quotaShell(t, filepath.Join(t.TempDir(), "store"), 100_000)
+	s, ws, _ := quotaShell(t, filepath.Join(t.TempDir(), "store"), 100_000)
 	writeWS(t, ws, "keep.txt", "original\n", 0o644)
 	res := mustExec(t, s, "echo changed > keep.txt; echo a > a.txt; head -c 60000 /dev/urandom > b.bin; "+
 		"head -c 60000 /dev/urandom > c.bin; echo z > z.txt")
@@ -91,4 +102,306 @@ func TestPullBackRefusedForQuota(t *testing.T) {
 	if b, _ := readWS(t, ws, "b.bin"); len(b) != 60000 || bytes.Count([]byte(b), []byte{0}) == 60000 {
 		t.Fatalf("b.bin holds %d bytes", len(b))
 	}
+}
+
+// smallDisk mounts a tmpfs of size bytes on a temporary directory (root
+// only: CI fails without it, elsewhere the test is skipped).
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("mounting a small tmpfs needs root: CI must run as root")
+		}
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount tmpfs: %v", err)
+		}
+	})
+	return dir
+}
+
+// TestPullBackDiskFull: the store's disk fills up during the pull-back.
+// Nothing lands, the acknowledged file keeps every byte (also after the
+// store is reopened), and the result says why.
+func TestPullBackDiskFull(t *testing.T) {
+	ctx := context.Background()
+	disk := smallDisk(t, 6<<20)
+	dir := filepath.Join(disk, "store")
+	s, ws, st := quotaShell(t, dir, 0)
+	keep := make([]byte, 1<<20)
+	if _, err := rand.Read(keep); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteFile(ctx, "keep.bin", keep, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := mustExec(t, s, "head -c 1000 /dev/urandom > keep.bin; for i in 1 2 3 4 5 6 7 8; do head -c 1048576 /dev/urandom > f$i.bin; done")
+	refusedWhole(t, res, reasonDiskFull, "f1.bin", "f2.bin", "f3.bin", "f4.bin", "f5.bin", "f6.bin", "f7.bin", "f8.bin", "keep.bin")
+	check := func(ws *forkspace.Workspace) {
+		t.Helper()
+		got, err := ws.ReadFile(ctx, "keep.bin")
+		if err != nil || !bytes.Equal(got, keep) {
+			t.Fatalf("keep.bin after a refused pull-back: %d bytes, %v", len(got), err)
+		}
+		info, err := ws.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Entries != 1 {
+			t.Fatalf("entries %d after a refused pull-back", info.Entries)
+		}
+	}
+	check(ws)
+	s.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, err = st.Workspace(ctx, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(ws)
+}
+
+// The pull-back crash test re-executes this test binary as a writer
+// (TestPullBackCrashWriter) that runs exec after exec against one
+// workspace, printing "A i" once run i returned with its changes pulled
+// back. The parent kills it with SIGKILL at a random moment, reopens the
+// store and checks that every acknowledged run is there whole, the run in
+// flight is there whole or not at all, and a file written before any run
+// keeps every byte.
+
+const pullCrashEnv = "FORKSPACE_PULL_CRASH_WRITER"
+
+// pullRunFiles is how many small files run i creates under r<i>.
+const pullRunFiles = 30
+
+// pullRunCommand is run i's command: it rewrites gen and big.bin (about
+// 3.5 MB, distinct lines, so several chunks) and creates r<i>/f1..f30.
+func pullRunCommand(i int) string {
+	return fmt.Sprintf("printf %d > gen; seq -f 'run %d line %%.0f' 1 150000 > big.bin; mkdir r%d; "+
+		"for j in $(seq %d); do echo \"%d $j\" > r%d/f$j; done", i, i, i, pullRunFiles, i, i)
+}
+
+func pullRunBig(i int) []byte {
+	var b bytes.Buffer
+	for j := 1; j <= 150000; j++ {
+		fmt.Fprintf(&b, "run %d line %d\n", i, j)
+	}
+	return b.Bytes()
+}
+
+// blobFiles counts the files under the store's blob directory (chunks
+// stored or being stored): only a pull-back adds them during a run.
+func blobFiles(dir string) int {
+	n := 0
+	_ = filepath.WalkDir(filepath.Join(dir, "blobs"), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+func TestPullBackCrashWriter(t *testing.T) {
+	spec := os.Getenv(pullCrashEnv)
+	if spec == "" {
+		t.Skip("the writer of TestPullBackCrash")
+	}
+	args := strings.Split(spec, ",")
+	dir, work := args[0], args[1]
+	start, err := strconv.Atoi(args[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := st.Workspace(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(ws, Options{WorkDir: work})
+	for i := start; ; i++ {
+		res, err := s.Exec(ctx, provider.ExecRequest{Command: pullRunCommand(i)})
+		if err != nil || !res.PulledBack || res.ExitCode != 0 {
+			t.Fatalf("run %d: %v, %+v", i, err, res)
+		}
+		fmt.Printf("A %d\n", i)
+	}
+}
+
+func TestPullBackCrash(t *testing.T) {
+	needBwrap(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := st.Create(ctx, "c", forkspace.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := make([]byte, 2<<20)
+	if _, err := rand.Read(base); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteFile(ctx, "base.bin", base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	acked := -1 // the last run acknowledged
+	seed := uint64(time.Now().UnixNano())
+	rng := mrand.New(mrand.NewPCG(seed, 2))
+	t.Logf("seed %d", seed)
+	const rounds = 6
+	var torn, midPulls int // rounds whose run in flight was lost whole; kills mid-pull
+	for round := range rounds {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPullBackCrashWriter$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d", pullCrashEnv, dir, filepath.Join(t.TempDir(), "work"), acked+1))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// After 1 to 3 acknowledged runs, kill at a random moment, or (odd
+		// rounds) as soon as the next run's pull-back stores a chunk.
+		after := 1 + rng.IntN(3)
+		midPull := round%2 == 1
+		acks := make(chan int)
+		go func() {
+			defer close(acks)
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if op, arg, _ := strings.Cut(sc.Text(), " "); op == "A" {
+					i, _ := strconv.Atoi(arg)
+					acks <- i
+				}
+			}
+		}()
+		n, blobs := 0, -1
+		tick := time.NewTicker(time.Millisecond)
+		for open := true; open; {
+			select {
+			case i, ok := <-acks:
+				if !ok {
+					open = false
+					break
+				}
+				acked = i
+				if n++; n == after+3 {
+					t.Fatalf("round %d: no pull-back stored a chunk in 3 runs", round)
+				}
+				if n != after {
+					break
+				}
+				if !midPull {
+					time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+					cmd.Process.Kill()
+					break
+				}
+				blobs = blobFiles(dir)
+			case <-tick.C:
+				if blobs >= 0 && blobFiles(dir) > blobs {
+					cmd.Process.Kill()
+					blobs = -1
+					midPulls++
+				}
+			}
+		}
+		tick.Stop()
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || !strings.Contains(exit.Error(), "killed") {
+			t.Fatalf("round %d: writer ended with %v, not by SIGKILL; stderr: %s", round, err, stderr.String())
+		}
+		gen := verifyPullCrash(t, dir, base, acked)
+		if gen == acked {
+			torn++
+		}
+		acked = gen
+	}
+	t.Logf("%d rounds (%d killed mid-pull), %d runs acknowledged; in %d rounds the run in flight did not land", rounds, midPulls, acked+1, torn)
+	if midPulls == 0 {
+		t.Fatal("no round was killed during a pull-back")
+	}
+}
+
+// verifyPullCrash reopens the store after a SIGKILL and checks it holds
+// runs 0..gen whole, nothing of later runs, with gen the last acknowledged
+// run or the one after it; it returns gen.
+func verifyPullCrash(t *testing.T, dir string, base []byte, acked int) int {
+	t.Helper()
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("reopen after SIGKILL: %v", err)
+	}
+	defer st.Close()
+	ws, err := st.Workspace(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) []byte {
+		b, err := ws.ReadFile(ctx, name)
+		if err != nil {
+			t.Fatalf("after SIGKILL: %v", err)
+		}
+		return b
+	}
+	if !bytes.Equal(read("base.bin"), base) {
+		t.Fatal("base.bin, written before any run, changed")
+	}
+	gen := -1
+	if _, err := ws.Stat(ctx, "gen"); err == nil {
+		if gen, err = strconv.Atoi(string(read("gen"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gen < acked || gen > acked+1 {
+		t.Fatalf("workspace at run %d, last acknowledged %d", gen, acked)
+	}
+	if gen >= 0 && !bytes.Equal(read("big.bin"), pullRunBig(gen)) {
+		t.Fatalf("big.bin is not run %d's", gen)
+	}
+	for i := 0; i <= gen+1; i++ {
+		entries, err := ws.ReadDir(ctx, fmt.Sprintf("r%d", i))
+		switch {
+		case i > gen:
+			if err == nil {
+				t.Fatalf("run %d did not land (gen %d) but r%d exists with %d entries", i, gen, i, len(entries))
+			}
+			continue
+		case err != nil:
+			t.Fatalf("run %d landed but r%d: %v", i, i, err)
+		case len(entries) != pullRunFiles:
+			t.Fatalf("r%d holds %d files of %d", i, len(entries), pullRunFiles)
+		}
+		for j := 1; j <= pullRunFiles; j++ {
+			if got := string(read(fmt.Sprintf("r%d/f%d", i, j))); got != fmt.Sprintf("%d %d\n", i, j) {
+				t.Fatalf("r%d/f%d = %q", i, j, got)
+			}
+		}
+	}
+	return gen
 }
