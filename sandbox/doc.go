@@ -76,8 +76,16 @@
 // Options.MaxLimits are lowered to them): CPU time and memory of the whole
 // process tree, processes and threads alive at once, open files per
 // process, and how many bytes the run may add to the work dir. bubblewrap
-// starts behind a gate (a /bin/sh that waits on a pipe, then execs it), so
-// the limits are in place before the first process of the command exists.
+// starts behind a gate (a /bin/sh that waits on a pipe, then starts it and
+// stays its parent), so the limits are in place before the first process
+// of the command exists.
+//
+// No run outlives its server or its request: the gate gets SIGTERM when
+// the server dies (its parent-death signal) and kills bubblewrap and the
+// init of the run's pid namespace, which takes every process with it
+// (bubblewrap's --die-with-parent does not survive the uid change inside
+// the namespace); a timeout, a crossed limit or a cancelled ctx kill the
+// same tree, and the run's cgroup.
 //
 // Where this process may create cgroups (root, or a delegated v2 subtree)
 // each run gets its own group under "forkspace" in the process's own

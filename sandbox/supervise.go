@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,11 +26,49 @@ const drainWait = time.Second
 // runSeq numbers the runs of this process (cgroup names).
 var runSeq atomic.Uint64
 
-// gateScript holds bubblewrap back until its limits are in place: the
-// shell waits for the parent to close descriptor fd (after those bwrap's
-// command line refers to), then becomes bubblewrap, so every process of
-// the run inherits the rlimits and starts in the cgroup.
-func gateScript(fd int) string { return fmt.Sprintf(`read _ <&%d; exec "$0" "$@" %[1]d<&-`, fd) }
+// gateScript starts bubblewrap once its limits are in place and stays
+// its parent, so that no run outlives its server. The shell reads "go"
+// from descriptor fd (after those bwrap's command line refers to) when the
+// parent has applied the rlimits and cgroup, which every process of the
+// run inherits; end of file instead means the server died, and nothing
+// starts. It gets SIGTERM when the server dies (parent-death signal) and
+// then kills bubblewrap and bubblewrap's child, the init of the run's pid
+// namespace, which takes every process of the command with it:
+// bubblewrap's own --die-with-parent is lost when the child changes its
+// uid, so the command used to outlive a server killed with SIGKILL.
+func gateScript(fd int) string {
+	return fmt.Sprintf(`trap 'kill -KILL $(cat /proc/$b/task/$b/children 2>/dev/null) $b 2>/dev/null; exit 137' TERM
+b=
+read g <&%d && [ "$g" = go ] || exit 125
+"$0" "$@" %[1]d<&- &
+b=$!
+wait $b`, fd)
+}
+
+// killTree kills pid's children and grandchildren (the gate's bubblewrap
+// and the init of its pid namespace, whose death ends every process in
+// it), then pid's process group.
+func killTree(pid int) {
+	for _, c := range children(pid) {
+		for _, gc := range children(c) {
+			syscall.Kill(gc, syscall.SIGKILL)
+		}
+		syscall.Kill(c, syscall.SIGKILL)
+	}
+	syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// children lists the child processes of pid.
+func children(pid int) []int {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%[1]d/children", pid))
+	var pids []int
+	for f := range strings.FieldsSeq(string(data)) {
+		if c, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, c)
+		}
+	}
+	return pids
+}
 
 // supervise starts bubblewrap behind the gate, applies the limits, and
 // waits for it while polling the cgroup (CPU time, process count) and the
@@ -73,7 +113,7 @@ func (r *run) supervise(ctx context.Context) (outcome, error) {
 	cmd := exec.Command("/bin/sh", append([]string{"-c", gateScript(3 + len(files)), r.bwrap}, r.args()...)...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, outW, errW // stdin: /dev/null
 	cmd.ExtraFiles = append(files, gateR)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
@@ -95,7 +135,7 @@ func (r *run) supervise(ctx context.Context) (outcome, error) {
 	}
 	pid := cmd.Process.Pid
 	killAll := func() {
-		syscall.Kill(-pid, syscall.SIGKILL)
+		killTree(pid)
 		if cg != nil {
 			cg.kill()
 		}
@@ -107,8 +147,11 @@ func (r *run) supervise(ctx context.Context) (outcome, error) {
 	gateR.Close()
 	if err != nil {
 		killAll()
+	} else if _, err = io.WriteString(gateW, "go\n"); err != nil {
+		killAll()
+		err = fmt.Errorf("exec: open the gate: %w", err)
 	}
-	gateW.Close() // opens the gate
+	gateW.Close()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
