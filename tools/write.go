@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/forkspace/forkspace/internal/textdiff"
+	"github.com/forkspace/forkspace/provider"
 )
 
 type writeIn struct {
@@ -36,14 +37,13 @@ func writeTool(ctx context.Context, c *call, in writeIn) (string, error) {
 	}
 	defer c.set.lock(c.ws.ID(), p)()
 	verb := "replaced"
+	undo := func() {}
 	fi, err := f.Stat(ctx, p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		verb = "created"
-		if dir := path.Dir(p); dir != "." {
-			if err := f.MkdirAll(ctx, dir, 0o755); err != nil {
-				return "", c.fail(ctx, dir, err)
-			}
+		if undo, err = mkdirParents(ctx, f, p); err != nil {
+			return "", c.fail(ctx, path.Dir(p), err)
 		}
 	case err != nil:
 		return "", c.fail(ctx, p, err)
@@ -55,10 +55,37 @@ func writeTool(ctx context.Context, c *call, in writeIn) (string, error) {
 		perm = fi.Mode().Perm()
 	}
 	if err := f.WriteFile(ctx, p, []byte(in.Content), perm); err != nil {
+		undo()
 		return "", c.fail(ctx, p, err)
 	}
 	c.changes(p)
 	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, p, len(in.Content), lineCount(in.Content)), nil
+}
+
+// mkdirParents creates the missing parent directories of file p and
+// returns undo, which removes those it created (deepest first, each only
+// if still empty), so a write that then fails leaves no directory behind.
+func mkdirParents(ctx context.Context, f provider.FS, p string) (undo func(), err error) {
+	var missing []string
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if _, err := f.Stat(ctx, dir); err == nil {
+			break
+		}
+		missing = append(missing, dir)
+	}
+	undo = func() {
+		for _, dir := range missing {
+			_ = f.Remove(context.WithoutCancel(ctx), dir) // best effort: never removes content
+		}
+	}
+	if len(missing) == 0 {
+		return undo, nil
+	}
+	if err := f.MkdirAll(ctx, missing[0], 0o755); err != nil {
+		undo()
+		return nil, err
+	}
+	return undo, nil
 }
 
 func lineCount(s string) int {
