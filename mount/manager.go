@@ -185,16 +185,21 @@ func (m *Manager) build(ctx context.Context, mt *mounted) (Mount, Strategy, erro
 }
 
 // CheckWrite refuses mutations under read-only mounts
-// (errdefs.ErrReadOnly) and of a mount root itself (errdefs.ErrBusy).
+// (errdefs.ErrReadOnly) and of a mount root itself (errdefs.ErrReadOnly
+// too: the mount point is not the workspace's to remove or replace).
+// Under a read-write mount it records the path's state before its first
+// change, the precondition of its write-back.
 func (m *Manager) CheckWrite(op, name string) error {
 	mt, rel, ok := m.match(name)
 	switch {
 	case !ok:
 		return nil
 	case rel == ".":
-		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: mount point of %s", errdefs.ErrBusy, mt.spec.Root)}
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %s is a mount point", errdefs.ErrReadOnly, mt.spec.Root)}
 	case mt.spec.Options.Mode == ReadOnly:
 		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
+	case !m.cfg.Table.Ignored(name):
+		m.wb.see(context.Background(), mt, rel)
 	}
 	return nil
 }

@@ -54,15 +54,24 @@ type WriteAPI interface {
 	Symlink(target, rel string) error
 }
 
-// Writable mounts accept write-back.
+// Writable mounts accept write-back. Both methods take a precondition,
+// ifVersion: the version the workspace last saw (S3 If-Match), or
+// Unconditional. A source that supports preconditions fails with
+// errdefs.ErrConflict when it does not hold.
 type Writable interface {
-	// Put stores a file. ifVersion, when not empty, is the version the
-	// workspace last saw: a source that supports preconditions (S3
-	// If-Match) fails with errdefs.ErrConflict when upstream changed. Put
-	// returns the new version.
+	// Put stores a file and returns its new version. ifVersion "" means
+	// the file is new: nothing may exist at rel (S3 If-None-Match: *).
 	Put(ctx context.Context, rel string, data []byte, ifVersion string) (version string, err error)
-	// Delete removes a file; a missing file is not an error.
-	Delete(ctx context.Context, rel string) error
+	// Delete removes a file; a missing file is not an error. ifVersion ""
+	// is Unconditional.
+	Delete(ctx context.Context, rel, ifVersion string) error
+}
+
+// PrefixLister is a Lazy mount that can list below one directory (rel,
+// relative to the root) without listing the whole source; write-back uses
+// it to find what lay below a removed directory.
+type PrefixLister interface {
+	ListPrefix(ctx context.Context, rel string) ([]Entry, error)
 }
 
 // Virtual mounts are served live on every access and never persisted: not
@@ -178,8 +187,12 @@ const (
 	// Accept keeps the default outcome (the command's or the workspace's
 	// state is mirrored).
 	Accept Resolution = "accept"
-	// KeepLocal keeps the workspace's direct write and skips the mirror.
+	// KeepLocal keeps the workspace's direct write and skips the mirror;
+	// given to Manager.Resolve, it force-pushes the workspace's state.
 	KeepLocal Resolution = "keep-local"
+	// TakeUpstream, given to Manager.Resolve, drops the local change and
+	// takes the source's state.
+	TakeUpstream Resolution = "take-upstream"
 )
 
 // ConflictHook is called for every conflict; nil accepts.

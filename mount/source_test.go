@@ -111,7 +111,7 @@ func (s *source) Put(ctx context.Context, rel string, data []byte, ifVersion str
 	if s.failPut != nil {
 		return "", s.failPut
 	}
-	if ifVersion != "" && s.vers[rel] != ifVersion {
+	if ifVersion != mount.Unconditional && s.vers[rel] != ifVersion {
 		return "", &fs.PathError{Op: "put", Path: rel, Err: errdefs.ErrConflict}
 	}
 	s.next++
@@ -120,10 +120,13 @@ func (s *source) Put(ctx context.Context, rel string, data []byte, ifVersion str
 	return s.vers[rel], nil
 }
 
-func (s *source) Delete(ctx context.Context, rel string) error {
+func (s *source) Delete(ctx context.Context, rel, ifVersion string) error {
 	s.deletes.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if v, ok := s.vers[rel]; ok && ifVersion != "" && ifVersion != mount.Unconditional && v != ifVersion {
+		return &fs.PathError{Op: "delete", Path: rel, Err: errdefs.ErrConflict}
+	}
 	delete(s.files, rel)
 	delete(s.vers, rel)
 	return nil

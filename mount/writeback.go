@@ -27,6 +27,7 @@ type writeBack struct {
 
 	mu      sync.Mutex
 	pending map[string]map[string]*pendingPath // root → rel
+	priors  map[string]map[string]prior        // root → rel: seen by CheckWrite, not yet marked
 	closed  bool
 	timers  sync.WaitGroup // write-backs started by timers
 
@@ -38,6 +39,27 @@ type writeBack struct {
 type pendingPath struct {
 	gen   uint64
 	timer *time.Timer
+	saved savedPath
+}
+
+// savedPath is what is persisted of a pending path.
+type savedPath struct {
+	// Prior is the path's state before its first change not yet written
+	// back: what the source should still hold there.
+	Prior prior `json:"prior"`
+	// Conflict is set when the last write-back hit an upstream change
+	// (errdefs.ErrConflict); the path stays pending until Resolve.
+	Conflict bool `json:"conflict,omitempty"`
+}
+
+// prior is a path's state in the tree before a change. Known is false when
+// no CheckWrite saw the path first (the old name of a rename).
+type prior struct {
+	Known bool `json:"known,omitempty"`
+	Dir   bool `json:"dir,omitempty"`
+	// Version is the upstream version of the file that was there ("" for
+	// none, or a file that never reached the source).
+	Version string `json:"version,omitempty"`
 }
 
 // pendingKey is the setting that holds a workspace's pending write-back.
@@ -46,6 +68,7 @@ func pendingKey(workspaceID string) string { return "mount.pending." + workspace
 func (wb *writeBack) init(m *Manager) {
 	wb.m = m
 	wb.pending = map[string]map[string]*pendingPath{}
+	wb.priors = map[string]map[string]prior{}
 }
 
 // load reads the persisted pending set and schedules it again.
@@ -62,26 +85,78 @@ func (wb *writeBack) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load pending write-back: %w", err)
 	}
-	var saved map[string][]string
-	if err := json.Unmarshal([]byte(raw), &saved); err != nil {
+	saved, err := decodePending(raw)
+	if err != nil {
 		return fmt.Errorf("load pending write-back: %w: %w", errdefs.ErrCorrupt, err)
 	}
-	for root, rels := range saved {
+	for root, paths := range saved {
 		rows, err := wb.m.byRoot(root)
 		if err != nil {
 			continue // the mount left the table: nothing to write to
 		}
-		for _, rel := range rels {
-			wb.schedule(rows[0], rel)
+		for rel, sp := range paths {
+			wb.schedule(rows[0], rel, &sp)
 		}
 	}
 	return nil
 }
 
+// decodePending reads a persisted pending set: root → rel → savedPath, or
+// the earlier root → [rel] (priors unknown).
+func decodePending(raw string) (map[string]map[string]savedPath, error) {
+	var saved map[string]map[string]savedPath
+	if err := json.Unmarshal([]byte(raw), &saved); err == nil {
+		return saved, nil
+	}
+	var legacy map[string][]string
+	if err := json.Unmarshal([]byte(raw), &legacy); err != nil {
+		return nil, err
+	}
+	saved = map[string]map[string]savedPath{}
+	for root, rels := range legacy {
+		saved[root] = map[string]savedPath{}
+		for _, rel := range rels {
+			saved[root][rel] = savedPath{}
+		}
+	}
+	return saved, nil
+}
+
+// see records rel's state before a change CheckWrite is about to allow,
+// unless rel is already pending (its prior is older).
+func (wb *writeBack) see(ctx context.Context, mt *mounted, rel string) {
+	root := mt.spec.Root
+	wb.mu.Lock()
+	_, pending := wb.pending[root][rel]
+	wb.mu.Unlock()
+	if pending {
+		return
+	}
+	pr := prior{Known: true}
+	p := mt.join(rel)
+	fi, err := wb.m.cfg.FS.Lstat(ctx, p)
+	switch {
+	case err == nil && fi.IsDir():
+		pr.Dir = true
+	case err == nil && fi.Mode().IsRegular():
+		if pr.Version, err = wb.m.version(ctx, p, rel); err != nil {
+			pr = prior{}
+		}
+	case err != nil && !isNotExist(err):
+		pr = prior{}
+	}
+	wb.mu.Lock()
+	defer wb.mu.Unlock()
+	if wb.priors[root] == nil {
+		wb.priors[root] = map[string]prior{}
+	}
+	wb.priors[root][rel] = pr
+}
+
 // mark records a mutation of rel under mt and persists the set when rel
 // is new to it.
 func (wb *writeBack) mark(mt *mounted, rel string) {
-	if wb.schedule(mt, rel) {
+	if wb.schedule(mt, rel, nil) {
 		if err := wb.persist(context.Background()); err != nil {
 			wb.m.log.Warn("persist pending write-back", "root", mt.spec.Root, "path", rel, "err", err)
 		}
@@ -89,8 +164,9 @@ func (wb *writeBack) mark(mt *mounted, rel string) {
 }
 
 // schedule adds rel to the pending set (restarting its debounce timer)
-// and reports whether it was new.
-func (wb *writeBack) schedule(mt *mounted, rel string) bool {
+// and reports whether it was new. A new path takes saved (a restart) or
+// the prior CheckWrite saw.
+func (wb *writeBack) schedule(mt *mounted, rel string, saved *savedPath) bool {
 	wb.mu.Lock()
 	defer wb.mu.Unlock()
 	root := mt.spec.Root
@@ -102,6 +178,12 @@ func (wb *writeBack) schedule(mt *mounted, rel string) bool {
 	p, known := paths[rel]
 	if !known {
 		p = &pendingPath{}
+		if saved != nil {
+			p.saved = *saved
+		} else {
+			p.saved.Prior = wb.priors[root][rel]
+		}
+		delete(wb.priors[root], rel)
 		paths[rel] = p
 	}
 	p.gen++
@@ -135,10 +217,13 @@ func (wb *writeBack) persist(ctx context.Context) error {
 	wb.persistMu.Lock()
 	defer wb.persistMu.Unlock()
 	wb.mu.Lock()
-	saved := map[string][]string{}
+	saved := map[string]map[string]savedPath{}
 	for root, paths := range wb.pending {
-		if len(paths) > 0 {
-			saved[root] = slices.Sorted(maps.Keys(paths))
+		for rel, p := range paths {
+			if saved[root] == nil {
+				saved[root] = map[string]savedPath{}
+			}
+			saved[root][rel] = p.saved
 		}
 	}
 	wb.mu.Unlock()
@@ -151,20 +236,45 @@ func (wb *writeBack) persist(ctx context.Context) error {
 	})
 }
 
-// take returns rel's generation, stopping its timer, or false if rel is
-// not pending.
-func (wb *writeBack) take(root, rel string) (uint64, bool) {
+// take returns rel's generation and saved state, stopping its timer, or
+// false if rel is not pending.
+func (wb *writeBack) take(root, rel string) (uint64, savedPath, bool) {
 	wb.mu.Lock()
 	defer wb.mu.Unlock()
 	p, ok := wb.pending[root][rel]
 	if !ok {
-		return 0, false
+		return 0, savedPath{}, false
 	}
 	if p.timer != nil && p.timer.Stop() {
 		wb.timers.Done() // the stopped timer's callback will not run
 	}
 	p.timer = nil
-	return p.gen, true
+	return p.gen, p.saved, true
+}
+
+// adopt gives pending rel the upstream version it replaces when its prior
+// knew none (a file written again below a removed directory).
+func (wb *writeBack) adopt(root, rel, version string) {
+	wb.mu.Lock()
+	defer wb.mu.Unlock()
+	if p, ok := wb.pending[root][rel]; ok && p.saved.Prior.Version == "" && !p.saved.Prior.Dir {
+		p.saved.Prior.Version = version
+	}
+}
+
+// conflicted records that rel's write-back hit an upstream change: it
+// stays pending, marked, and the set is persisted.
+func (wb *writeBack) conflicted(ctx context.Context, root, rel string) error {
+	wb.mu.Lock()
+	p, ok := wb.pending[root][rel]
+	if ok {
+		p.saved.Conflict = true
+	}
+	wb.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return wb.persist(ctx)
 }
 
 // done drops rel from the pending set unless it was marked again after
@@ -188,6 +298,20 @@ func (wb *writeBack) list(root string) []string {
 	wb.mu.Lock()
 	defer wb.mu.Unlock()
 	return slices.Sorted(maps.Keys(wb.pending[root]))
+}
+
+// conflicts returns the pending paths of root marked conflicted, sorted.
+func (wb *writeBack) conflicts(root string) []string {
+	wb.mu.Lock()
+	defer wb.mu.Unlock()
+	var out []string
+	for rel, p := range wb.pending[root] {
+		if p.saved.Conflict {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // pendingSet returns the pending paths of mt as a set.
@@ -240,11 +364,75 @@ func (m *Manager) Pending(root string) []string {
 	return m.wb.list(rows[0].spec.Root)
 }
 
+// Conflicts returns the pending paths under root whose last write-back
+// hit an upstream change (nil for a root that is not mounted). They stay
+// pending, and Refresh keeps their local state, until Resolve.
+func (m *Manager) Conflicts(root string) []string {
+	rows, err := m.byRoot(root)
+	if err != nil || root == "" {
+		return nil
+	}
+	return m.wb.conflicts(rows[0].spec.Root)
+}
+
+// Resolve settles a conflicted (or any pending) path rel under root:
+// KeepLocal writes the workspace's state to the source without a
+// precondition (a force-push), TakeUpstream drops the local change and
+// brings the source's state in (a refresh of the mount). A path not
+// pending is fs.ErrNotExist.
+func (m *Manager) Resolve(ctx context.Context, root, rel string, r Resolution) error {
+	rows, err := m.byRoot(root)
+	if err != nil {
+		return err
+	}
+	mt := rows[0]
+	rel, err = vfs.CleanPath(rel)
+	if err != nil {
+		return err
+	}
+	return m.flights.do("flush\x00"+mt.spec.Root+"\x00"+rel, func() error {
+		gen, saved, ok := m.wb.take(mt.spec.Root, rel)
+		if !ok {
+			return fmt.Errorf("resolve %s/%s: %w: not pending", mt.spec.Root, rel, fs.ErrNotExist)
+		}
+		switch r {
+		case KeepLocal:
+			saved.Prior.Version = Unconditional
+			if err := m.writeBackPath(ctx, mt, rel, saved.Prior, true); err != nil {
+				return err
+			}
+			return m.wb.done(ctx, mt.spec.Root, rel, gen)
+		case TakeUpstream:
+			if err := m.wb.done(ctx, mt.spec.Root, rel, gen); err != nil {
+				return err
+			}
+			// Stubs again what the source holds at rel; what it lacks goes.
+			return errors.Join(m.dropLocal(ctx, mt, rel), m.index(ctx, mt, true))
+		}
+		return fmt.Errorf("resolve %s/%s: %w: resolution %q", mt.spec.Root, rel, fs.ErrInvalid, r)
+	})
+}
+
+// dropLocal removes rel's version record, so a refresh replaces what the
+// tree holds there with the source's state.
+func (m *Manager) dropLocal(ctx context.Context, mt *mounted, rel string) error {
+	return fs.WalkDir(m.cfg.FS.IOFS(ctx), mt.join(rel), func(p string, de fs.DirEntry, err error) error {
+		if isNotExist(err) {
+			return nil
+		}
+		if err != nil || de.IsDir() {
+			return err
+		}
+		r := strings.TrimPrefix(p, mt.path+"/")
+		return m.cfg.FS.Populate(ctx, mt.path, []vfs.Item{{Path: r, Remove: true}})
+	})
+}
+
 // Flush writes the pending changes under root (every read-write mount for
 // "") to their sources now, Concurrency at a time, and returns their
 // errors joined. A change that conflicts with the source (errdefs.
-// ErrConflict) is reported to the conflict hook and dropped; a failed put
-// is reported and stays pending.
+// ErrConflict) is reported to the conflict hook and stays pending, marked
+// (Conflicts, Resolve); a failed put is reported and stays pending.
 func (m *Manager) Flush(ctx context.Context, root string) error {
 	rows, err := m.byRoot(root)
 	if err != nil {
@@ -258,25 +446,49 @@ func (m *Manager) Flush(ctx context.Context, root string) error {
 	return errors.Join(errs...)
 }
 
-// flushPath writes rel's final state to mt's source: a regular file is
-// Put (with its last known version as the precondition), a missing path
-// is Deleted (with what the source lists below it, for a removed
-// directory), a directory or symbolic link stays local.
+// flushPath writes rel's final state to mt's source (writeBackPath),
+// after its pending parents': a file that became a directory is deleted
+// before anything is put below it, and a file under a removed directory
+// learns the version it replaces (adopt).
 func (m *Manager) flushPath(ctx context.Context, mt *mounted, rel string) error {
+	for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
+		if slices.Contains(m.wb.list(mt.spec.Root), dir) {
+			if err := m.flushPath(ctx, mt, dir); err != nil {
+				return err
+			}
+		}
+	}
 	return m.flights.do("flush\x00"+mt.spec.Root+"\x00"+rel, func() error {
-		gen, ok := m.wb.take(mt.spec.Root, rel)
+		gen, saved, ok := m.wb.take(mt.spec.Root, rel)
 		if !ok {
 			return nil
 		}
-		err := m.writeBackPath(ctx, mt, rel)
-		if err != nil && !errors.Is(err, errdefs.ErrConflict) {
+		err := m.writeBackPath(ctx, mt, rel, saved.Prior, false)
+		switch {
+		case errors.Is(err, errdefs.ErrConflict):
+			return errors.Join(err, m.wb.conflicted(ctx, mt.spec.Root, rel))
+		case err != nil:
 			return err // stays pending
 		}
-		return errors.Join(err, m.wb.done(ctx, mt.spec.Root, rel, gen))
+		return m.wb.done(ctx, mt.spec.Root, rel, gen)
 	})
 }
 
-func (m *Manager) writeBackPath(ctx context.Context, mt *mounted, rel string) error {
+// writeBackPath writes rel's final state to the source, in an order the
+// source accepts (S3 refuses a key below an object, and an object where
+// keys lie below):
+//
+//   - pending parents go first (flushPath), so a file that became a
+//     directory is deleted before anything is put below it;
+//   - a path that is gone or a directory now deletes the object it was
+//     (with its last version as the precondition), and what the source
+//     holds below it that the tree lacks when it was or is a directory;
+//   - a regular file that was a directory deletes what lay below, then is
+//     Put (with its last known version as the precondition, or none
+//     existing for a new file).
+//
+// Symbolic links stay local. force writes without preconditions.
+func (m *Manager) writeBackPath(ctx context.Context, mt *mounted, rel string, pr prior, force bool) error {
 	mnt, _, err := m.build(ctx, mt)
 	if err != nil {
 		return err
@@ -290,42 +502,56 @@ func (m *Manager) writeBackPath(ctx context.Context, mt *mounted, rel string) er
 		return nil
 	}
 	fi, err := m.cfg.FS.Lstat(ctx, mt.join(rel))
+	wasDir := pr.Dir || !pr.Known
 	switch {
 	case isNotExist(err):
-		return m.deleteUpstream(ctx, mt, mnt, w, rel, true)
+		return m.deleteUpstream(ctx, mt, mnt, w, rel, pr, wasDir)
 	case err != nil:
 		return err
 	case fi.IsDir():
 		// A directory renamed into place or recreated: its files go up,
 		// what the source holds below it and the tree lacks goes away.
-		if err := m.putTree(ctx, mt, w, rel); err != nil {
+		if err := m.deleteUpstream(ctx, mt, mnt, w, rel, pr, false); err != nil {
 			return err
 		}
-		return m.deleteUpstream(ctx, mt, mnt, w, rel, false)
+		if err := m.putTree(ctx, mt, w, rel, force); err != nil {
+			return err
+		}
+		return m.deleteUpstream(ctx, mt, mnt, w, rel, prior{Known: true}, true)
 	case !fi.Mode().IsRegular():
 		return nil
 	}
-	return m.putFile(ctx, mt, w, rel)
+	if wasDir {
+		if err := m.deleteUpstream(ctx, mt, mnt, w, rel, prior{Known: true}, true); err != nil {
+			return err
+		}
+	}
+	return m.putFile(ctx, mt, w, rel, pr, force)
 }
+
+// Unconditional, as the ifVersion of Put or Delete, writes whatever the
+// source holds (a force-push).
+const Unconditional = "*"
 
 // putTree puts every regular file below directory rel, except those
 // pending on their own.
-func (m *Manager) putTree(ctx context.Context, mt *mounted, w Writable, rel string) error {
+func (m *Manager) putTree(ctx context.Context, mt *mounted, w Writable, rel string, force bool) error {
 	pending := m.wb.pendingSet(mt)
 	return fs.WalkDir(m.cfg.FS.IOFS(ctx), mt.join(rel), func(p string, de fs.DirEntry, err error) error {
 		if err != nil || !de.Type().IsRegular() {
 			return err
 		}
 		if r := strings.TrimPrefix(p, mt.path+"/"); !pending[r] {
-			return m.putFile(ctx, mt, w, r)
+			return m.putFile(ctx, mt, w, r, prior{}, force)
 		}
 		return nil
 	})
 }
 
-// putFile puts regular file rel, with the version it was last seen at
-// upstream as the precondition (none for a file new at this path).
-func (m *Manager) putFile(ctx context.Context, mt *mounted, w Writable, rel string) error {
+// putFile puts regular file rel with a precondition: the version the file
+// was last seen at upstream (its own record, else the prior one of a file
+// replaced at rel), or, for a file new at rel, that nothing exists there.
+func (m *Manager) putFile(ctx context.Context, mt *mounted, w Writable, rel string, pr prior, force bool) error {
 	unlock := m.lockPath(mt, rel)
 	defer unlock()
 	p := mt.join(rel)
@@ -334,16 +560,17 @@ func (m *Manager) putFile(ctx context.Context, mt *mounted, w Writable, rel stri
 		return err
 	}
 	ver, err := m.version(ctx, p, rel)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case force:
+		ver = Unconditional
+	case ver == "" && !pr.Dir:
+		ver = pr.Version
 	}
 	newVer, err := w.Put(ctx, rel, data, ver)
 	if err != nil {
-		reason := "put-failed"
-		if errors.Is(err, errdefs.ErrConflict) {
-			reason = "upstream-changed"
-		}
-		m.conflict(Conflict{Root: mt.spec.Root, RelPath: rel, Reason: reason, Err: err})
+		m.conflict(Conflict{Root: mt.spec.Root, RelPath: rel, Reason: failReason(err), Err: err})
 		return fmt.Errorf("write back %s%s: %w", mt.spec.Root, "/"+rel, err)
 	}
 	err = m.cfg.FS.Populate(ctx, mt.path, []vfs.Item{{Path: rel, Keep: true, Xattrs: map[string][]byte{versionAttr: encodeVersion(rel, newVer)}}})
@@ -351,6 +578,14 @@ func (m *Manager) putFile(ctx context.Context, mt *mounted, w Writable, rel stri
 		return nil // removed meanwhile: its own write-back follows
 	}
 	return err
+}
+
+// failReason is a Conflict's reason for a failed put or delete.
+func failReason(err error) string {
+	if errors.Is(err, errdefs.ErrConflict) {
+		return "upstream-changed"
+	}
+	return "put-failed"
 }
 
 // lockPath serialises puts of one path (a directory's write-back and the
@@ -362,39 +597,71 @@ func (m *Manager) lockPath(mt *mounted, rel string) (unlock func()) {
 	return mu.Unlock
 }
 
-// deleteUpstream deletes what the source lists below rel (and rel itself
-// when self) that the tree does not hold as a regular file.
-func (m *Manager) deleteUpstream(ctx context.Context, mt *mounted, mnt Mount, w Writable, rel string, self bool) error {
-	var dels []string
-	if self {
-		dels = append(dels, rel)
+// deleteUpstream deletes the object at rel when pr says the source has one
+// (with pr.Version as the precondition; an unknown prior deletes
+// unconditionally), and, when below, what the source
+// lists below rel that the tree does not hold as a regular file (each with
+// its listed version as the precondition). It lists only below rel.
+func (m *Manager) deleteUpstream(ctx context.Context, mt *mounted, mnt Mount, w Writable, rel string, pr prior, below bool) error {
+	type del struct{ rel, ifVersion string }
+	var dels []del
+	if !pr.Known || pr.Version != "" {
+		dels = append(dels, del{rel, pr.Version})
 	}
-	if l, ok := mnt.(Lazy); ok {
-		ents, err := l.List(ctx)
+	if below {
+		ents, err := listBelow(ctx, mnt, rel)
 		if err != nil {
 			return err
 		}
 		for _, e := range ents {
-			if !strings.HasPrefix(e.Path, rel+"/") {
-				continue
-			}
 			fi, err := m.cfg.FS.Lstat(ctx, mt.join(e.Path))
 			if err == nil && fi.Mode().IsRegular() {
+				m.wb.adopt(mt.spec.Root, e.Path, e.Version)
 				continue
 			}
-			dels = append(dels, e.Path)
+			dels = append(dels, del{e.Path, e.Version})
 		}
 	}
-	if err := m.rescueStubs(ctx, mt, dels); err != nil {
+	gone := make([]string, len(dels))
+	for i, d := range dels {
+		gone[i] = d.rel
+	}
+	if err := m.rescueStubs(ctx, mt, gone); err != nil {
 		return err
 	}
 	for _, d := range dels {
-		if err := w.Delete(ctx, d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			m.conflict(Conflict{Root: mt.spec.Root, RelPath: d, Reason: "put-failed", Err: err})
-			return fmt.Errorf("write back deletion of %s/%s: %w", mt.spec.Root, d, err)
+		if d.ifVersion == "" || pr.Version == Unconditional {
+			d.ifVersion = Unconditional
+		}
+		if err := w.Delete(ctx, d.rel, d.ifVersion); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.conflict(Conflict{Root: mt.spec.Root, RelPath: d.rel, Reason: failReason(err), Err: err})
+			return fmt.Errorf("write back deletion of %s/%s: %w", mt.spec.Root, d.rel, err)
 		}
 	}
 	return nil
+}
+
+// listBelow lists what a lazy source holds below rel: with one scoped
+// listing when the mount is a PrefixLister, else from its full listing.
+func listBelow(ctx context.Context, mnt Mount, rel string) ([]Entry, error) {
+	if pl, ok := mnt.(PrefixLister); ok {
+		return pl.ListPrefix(ctx, rel)
+	}
+	l, ok := mnt.(Lazy)
+	if !ok {
+		return nil, nil
+	}
+	ents, err := l.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, e := range ents {
+		if strings.HasPrefix(e.Path, rel+"/") {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // rescueStubs hydrates the stubs below pending paths that still point at

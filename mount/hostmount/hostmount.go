@@ -114,17 +114,11 @@ func (d *Dir) Fetch(ctx context.Context, rel string) ([]byte, error) {
 }
 
 // Put writes rel (creating parents) through a temporary file renamed over
-// it. A non-empty ifVersion that differs from the current file's version
-// (or names a file that is gone) is errdefs.ErrConflict.
+// it. An ifVersion that differs from the current file's version (a file
+// that is gone, or for "" one that exists) is errdefs.ErrConflict.
 func (d *Dir) Put(ctx context.Context, rel string, data []byte, ifVersion string) (string, error) {
-	if ifVersion != "" {
-		fi, err := d.root.Lstat(rel)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("put %s: %w", rel, err)
-		}
-		if err != nil || version(fi) != ifVersion {
-			return "", &fs.PathError{Op: "put", Path: rel, Err: errdefs.ErrConflict}
-		}
+	if err := d.check("put", rel, ifVersion); err != nil {
+		return "", err
 	}
 	if dir := path.Dir(rel); dir != "." {
 		if err := d.root.MkdirAll(dir, 0o755); err != nil {
@@ -145,8 +139,37 @@ func (d *Dir) Put(ctx context.Context, rel string, data []byte, ifVersion string
 	return version(fi), nil
 }
 
-// Delete removes file rel; a missing file is not an error.
-func (d *Dir) Delete(ctx context.Context, rel string) error {
+// check tests the precondition ifVersion against file rel (see
+// mount.Writable).
+func (d *Dir) check(op, rel, ifVersion string) error {
+	if ifVersion == mount.Unconditional {
+		return nil
+	}
+	fi, err := d.root.Lstat(rel)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s %s: %w", op, rel, err)
+	}
+	exists := err == nil
+	if exists && version(fi) != ifVersion || !exists && ifVersion != "" {
+		return &fs.PathError{Op: op, Path: rel, Err: errdefs.ErrConflict}
+	}
+	return nil
+}
+
+// Delete removes file rel; a missing file is not an error. A file whose
+// version differs from ifVersion (unless "" or Unconditional) is
+// errdefs.ErrConflict.
+func (d *Dir) Delete(ctx context.Context, rel, ifVersion string) error {
+	if ifVersion != "" {
+		if err := d.check("delete", rel, ifVersion); err != nil && !errors.Is(err, errdefs.ErrConflict) {
+			return err
+		} else if err != nil {
+			if _, serr := d.root.Lstat(rel); errors.Is(serr, fs.ErrNotExist) {
+				return nil // gone already
+			}
+			return err
+		}
+	}
 	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}

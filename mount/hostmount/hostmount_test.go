@@ -81,7 +81,7 @@ func TestEscapes(t *testing.T) {
 	if _, err := m.Put(ctx, "../escape", []byte("x"), ""); err == nil {
 		t.Error("put ../escape succeeded")
 	}
-	if _, err := m.Put(ctx, "hard", []byte("x"), ""); err != nil {
+	if _, err := m.Put(ctx, "hard", []byte("x"), mount.Unconditional); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(secret); string(b) != "secret" {

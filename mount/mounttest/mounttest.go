@@ -187,13 +187,13 @@ func runLazy(t *testing.T, newMount func(t *testing.T) (mount.Mount, Fixture)) {
 		if !slices.ContainsFunc(ents, func(e mount.Entry) bool { return e.Path == "new/dir/f.txt" && e.Version == v2 && e.Size == 4 }) {
 			t.Errorf("list after put lacks new/dir/f.txt at version %q: %v", v2, ents)
 		}
-		if err := w.Delete(ctx, "new/dir/f.txt"); err != nil {
+		if err := w.Delete(ctx, "new/dir/f.txt", ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := l.Fetch(ctx, "new/dir/f.txt"); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("fetch after delete: %v", err)
 		}
-		if err := w.Delete(ctx, "new/dir/f.txt"); err != nil {
+		if err := w.Delete(ctx, "new/dir/f.txt", ""); err != nil {
 			t.Errorf("delete of a missing file: %v", err)
 		}
 	})
@@ -206,6 +206,12 @@ func runLazy(t *testing.T, newMount func(t *testing.T) (mount.Mount, Fixture)) {
 		p := slices.Sorted(maps.Keys(fx.Files))[0]
 		if _, err := w.Put(ctx, p, []byte("x"), "stale-version"); !errors.Is(err, errdefs.ErrConflict) {
 			t.Errorf("put with a stale version: %v, want errdefs.ErrConflict", err)
+		}
+		if _, err := w.Put(ctx, p, []byte("x"), ""); !errors.Is(err, errdefs.ErrConflict) {
+			t.Errorf("put of a new file over an existing one: %v, want errdefs.ErrConflict", err)
+		}
+		if err := w.Delete(ctx, p, "stale-version"); !errors.Is(err, errdefs.ErrConflict) {
+			t.Errorf("delete with a stale version: %v, want errdefs.ErrConflict", err)
 		}
 		b, err := m.(mount.Lazy).Fetch(ctx, p)
 		if err != nil {

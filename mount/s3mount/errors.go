@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -32,6 +33,14 @@ var apiCodes = map[string]error{
 	"InvalidToken":          fs.ErrPermission,
 	"Forbidden":             fs.ErrPermission,
 	"PreconditionFailed":    errdefs.ErrConflict,
+	// versitygw answers an unknown access key with 404 XAdminUserNotFound.
+	"XAdminUserNotFound": fs.ErrPermission,
+}
+
+// isCode reports whether err is an S3 error with one of codes.
+func isCode(err error, codes ...string) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && slices.Contains(codes, api.ErrorCode())
 }
 
 // httpStatuses maps the status of an error without a known code.
@@ -43,8 +52,12 @@ var httpStatuses = map[int]error{
 }
 
 // classify returns the sentinel for an SDK error, or nil (also for a
-// canceled or expired context, which the SDK reports as a failed send).
+// canceled or expired context, which the SDK reports as a failed send;
+// a request's own timeout is ErrUnreachable).
 func classify(err error) error {
+	if errors.Is(err, ErrUnreachable) {
+		return ErrUnreachable
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil
 	}

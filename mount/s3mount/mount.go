@@ -2,11 +2,14 @@ package s3mount
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -23,11 +26,27 @@ type Mount struct {
 	prefix   string // "" or ending in "/"
 	pageSize int32
 	readOnly bool
+	reqTime  time.Duration // bounds each request (Options.Timeout)
+}
+
+// timedOut adds the cause of ctx's end to err when the request's own
+// timeout ended it.
+func timedOut(ctx context.Context, err error) error {
+	if c := context.Cause(ctx); err != nil && errors.Is(c, ErrUnreachable) {
+		return fmt.Errorf("%w (%w)", c, err)
+	}
+	return err
+}
+
+// timeout bounds one request (a stalled server fails it, ErrUnreachable).
+func (m *Mount) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, m.reqTime, fmt.Errorf("%w: no answer within %v", ErrUnreachable, m.reqTime))
 }
 
 var (
-	_ mount.Lazy     = (*Mount)(nil)
-	_ mount.Writable = (*Mount)(nil)
+	_ mount.Lazy         = (*Mount)(nil)
+	_ mount.Writable     = (*Mount)(nil)
+	_ mount.PrefixLister = (*Mount)(nil)
 )
 
 // Open builds a Mount. It does not contact the server: an unreachable
@@ -78,6 +97,7 @@ func Open(o Options) (*Mount, error) {
 		prefix:   cleanPrefix(o.Prefix),
 		pageSize: o.PageSize,
 		readOnly: o.ReadOnly,
+		reqTime:  cmp.Or(o.Timeout, DefaultTimeout),
 	}, nil
 }
 
@@ -97,9 +117,24 @@ func (m *Mount) Kind() string { return "s3" }
 // per page, in key order. Errors: see the package doc; nothing is returned
 // with an error.
 func (m *Mount) List(ctx context.Context) ([]mount.Entry, error) {
+	return m.list(ctx, m.prefix)
+}
+
+// ListPrefix implements mount.PrefixLister: the objects below directory
+// rel only.
+func (m *Mount) ListPrefix(ctx context.Context, rel string) ([]mount.Entry, error) {
+	key, err := m.key("list", rel)
+	if err != nil {
+		return nil, err
+	}
+	return m.list(ctx, key+"/")
+}
+
+// list enumerates the objects under prefix (which is below m.prefix).
+func (m *Mount) list(ctx context.Context, prefix string) ([]mount.Entry, error) {
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(m.bucket)}
-	if m.prefix != "" {
-		in.Prefix = aws.String(m.prefix)
+	if prefix != "" {
+		in.Prefix = aws.String(prefix)
 	}
 	if m.pageSize > 0 {
 		in.MaxKeys = aws.Int32(m.pageSize)
@@ -107,9 +142,12 @@ func (m *Mount) List(ctx context.Context) ([]mount.Entry, error) {
 	var entries []mount.Entry
 	pages := s3.NewListObjectsV2Paginator(m.client, in)
 	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+		pctx, cancel := m.timeout(ctx)
+		page, err := pages.NextPage(pctx)
+		err = timedOut(pctx, err)
+		cancel()
 		if err != nil {
-			return nil, wrap("list", m.bucket+"/"+m.prefix, err)
+			return nil, wrap("list", m.bucket+"/"+prefix, err)
 		}
 		for _, obj := range page.Contents {
 			rel, ok := m.rel(aws.ToString(obj.Key))
@@ -176,14 +214,16 @@ func (m *Mount) Fetch(ctx context.Context, rel string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := m.timeout(ctx)
+	defer cancel()
 	out, err := m.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(m.bucket), Key: aws.String(key)})
 	if err != nil {
-		return nil, wrap("fetch", rel, err)
+		return nil, wrap("fetch", rel, timedOut(ctx, err))
 	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
-		return nil, wrap("fetch", rel, err)
+		return nil, wrap("fetch", rel, timedOut(ctx, err))
 	}
 	return data, nil
 }
@@ -205,14 +245,22 @@ func (m *Mount) Put(ctx context.Context, rel string, data []byte, ifVersion stri
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
 	}
-	if ifVersion != "" {
+	switch ifVersion {
+	case mount.Unconditional:
+	case "":
+		in.IfNoneMatch = aws.String("*")
+	default:
 		in.IfMatch = aws.String(ifVersion)
 	}
+	ctx, cancel := m.timeout(ctx)
+	defer cancel()
 	out, err := m.client.PutObject(ctx, in)
-	if err != nil {
+	if err = timedOut(ctx, err); err != nil {
 		kind := classify(err)
-		if ifVersion != "" && kind == fs.ErrNotExist {
-			// S3 answers If-Match on a deleted object with NoSuchKey.
+		if ifVersion != mount.Unconditional && isCode(err, "NoSuchKey", "ObjectParentIsFile", "ExistingObjectIsDirectory") {
+			// S3 answers If-Match on a deleted object with NoSuchKey;
+			// versitygw refuses a key below an object, or on a directory
+			// of keys, with 409: someone else's state is in the way.
 			kind = errdefs.ErrConflict
 		}
 		return "", wrapAs("put", rel, kind, err)
@@ -220,9 +268,10 @@ func (m *Mount) Put(ctx context.Context, rel string, data []byte, ifVersion stri
 	return aws.ToString(out.ETag), nil
 }
 
-// Delete removes rel with one DeleteObject request; a missing object is
-// not an error.
-func (m *Mount) Delete(ctx context.Context, rel string) error {
+// Delete removes rel with one DeleteObject request, with If-Match
+// ifVersion unless it is "" or Unconditional (an object changed upstream
+// is errdefs.ErrConflict); a missing object is not an error.
+func (m *Mount) Delete(ctx context.Context, rel, ifVersion string) error {
 	key, err := m.key("delete", rel)
 	if err != nil {
 		return err
@@ -230,8 +279,14 @@ func (m *Mount) Delete(ctx context.Context, rel string) error {
 	if m.readOnly {
 		return &fs.PathError{Op: "delete", Path: rel, Err: errdefs.ErrReadOnly}
 	}
-	_, err = m.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(m.bucket), Key: aws.String(key)})
-	if err != nil {
+	in := &s3.DeleteObjectInput{Bucket: aws.String(m.bucket), Key: aws.String(key)}
+	if ifVersion != "" && ifVersion != mount.Unconditional {
+		in.IfMatch = aws.String(ifVersion)
+	}
+	ctx, cancel := m.timeout(ctx)
+	defer cancel()
+	_, err = m.client.DeleteObject(ctx, in)
+	if err = timedOut(ctx, err); err != nil {
 		kind := classify(err)
 		if kind == fs.ErrNotExist {
 			return nil

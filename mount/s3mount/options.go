@@ -3,11 +3,15 @@ package s3mount
 import (
 	"net/http"
 	"os"
+	"time"
 )
 
 // DefaultRegion is the signing region when neither Options nor the
 // environment names one.
 const DefaultRegion = "us-east-1"
+
+// DefaultTimeout bounds one request when Options.Timeout is zero.
+const DefaultTimeout = 2 * time.Minute
 
 // Options configure a Mount. The zero value of each field means the default.
 type Options struct {
@@ -33,6 +37,10 @@ type Options struct {
 	// MaxAttempts bounds the attempts of one request, retries included
 	// (default: the SDK's, 3).
 	MaxAttempts int
+	// Timeout bounds each request, body included (default DefaultTimeout):
+	// a server that stops answering fails the request with
+	// ErrUnreachable instead of hanging it.
+	Timeout time.Duration
 	// ReadOnly makes Put and Delete fail with errdefs.ErrReadOnly.
 	ReadOnly bool
 	// HTTPClient defaults to the SDK's.

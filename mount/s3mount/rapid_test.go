@@ -13,6 +13,7 @@ import (
 
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/internal/s3test"
+	"github.com/forkspace/forkspace/mount"
 )
 
 // object is the model of one upstream object.
@@ -62,7 +63,7 @@ func TestModel(t *testing.T) {
 				data := rapid.StringMatching(`[a-z]{0,8}`).Draw(rt, "data")
 				cond := rapid.SampledFrom([]string{"none", "current", "stale"}).Draw(rt, "cond")
 				cur, exists := model[p]
-				ifVersion := ""
+				ifVersion := mount.Unconditional
 				switch cond {
 				case "current":
 					ifVersion = cur.version
@@ -90,7 +91,7 @@ func TestModel(t *testing.T) {
 			},
 			"delete": func(rt *rapid.T) {
 				p := rapid.SampledFrom(paths).Draw(rt, "path")
-				if err := m.Delete(ctx, p); err != nil {
+				if err := m.Delete(ctx, p, ""); err != nil {
 					rt.Fatalf("delete %s = %v", p, err)
 				}
 				if cur, ok := model[p]; ok {

@@ -21,10 +21,16 @@ const bucket = "bucket"
 
 // options points a mount at srv with the server's credentials.
 func options(srv *s3test.Server, prefix string) s3mount.Options {
+	return endpointOptions(srv.URL, prefix)
+}
+
+// endpointOptions points a mount at the server at url with the test
+// credentials.
+func endpointOptions(url, prefix string) s3mount.Options {
 	return s3mount.Options{
 		Bucket:      bucket,
 		Prefix:      prefix,
-		Endpoint:    srv.URL,
+		Endpoint:    url,
 		PathStyle:   true,
 		Region:      s3test.Region,
 		Credentials: &s3mount.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
@@ -91,13 +97,13 @@ func TestListFetchPutDelete(t *testing.T) {
 		t.Fatalf("listed version of new/c.txt differs from put's %q: %+v", v, entries)
 	}
 
-	if err := m.Delete(ctx, "a.txt"); err != nil {
+	if err := m.Delete(ctx, "a.txt", ""); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if _, ok := srv.Object(t, bucket, "p/a.txt"); ok {
 		t.Fatal("p/a.txt still upstream after delete")
 	}
-	if err := m.Delete(ctx, "a.txt"); err != nil {
+	if err := m.Delete(ctx, "a.txt", ""); err != nil {
 		t.Fatalf("delete of a missing object: %v", err)
 	}
 	if _, err := m.Fetch(ctx, "a.txt"); !errors.Is(err, fs.ErrNotExist) {
@@ -194,7 +200,7 @@ func TestPaginationAndRequestCounts(t *testing.T) {
 	if _, err := m.Put(t.Context(), "00042", []byte("x"), entries[42].Version); err != nil {
 		t.Fatalf("put: %v", err)
 	}
-	if err := m.Delete(t.Context(), "00043"); err != nil {
+	if err := m.Delete(t.Context(), "00043", ""); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if put, del := srv.Count("PUT", "/"+bucket+"/p/00042"), srv.Count("DELETE", "/"+bucket+"/p/00043"); put != 1 || del != 1 || srv.Total() != 2 {
@@ -237,7 +243,7 @@ func TestPutIfMatch(t *testing.T) {
 
 	// Deleted upstream: conflict too, nothing created.
 	srv.Seed(t, bucket, "p/gone", nil)
-	if err := open(t, options(srv, "p")).Delete(ctx, "gone"); err != nil {
+	if err := open(t, options(srv, "p")).Delete(ctx, "gone", ""); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if _, err := m.Put(ctx, "gone", []byte("mine"), seen["gone"]); !errors.Is(err, errdefs.ErrConflict) {
@@ -248,7 +254,7 @@ func TestPutIfMatch(t *testing.T) {
 	}
 
 	// Unconditional put overwrites.
-	if _, err := m.Put(ctx, "f", []byte("forced"), ""); err != nil {
+	if _, err := m.Put(ctx, "f", []byte("forced"), mount.Unconditional); err != nil {
 		t.Fatalf("unconditional put: %v", err)
 	}
 }
@@ -301,7 +307,7 @@ func TestReadOnly(t *testing.T) {
 	if _, err := m.Put(t.Context(), "f", []byte("y"), ""); !errors.Is(err, errdefs.ErrReadOnly) {
 		t.Errorf("put = %v, want errdefs.ErrReadOnly", err)
 	}
-	if err := m.Delete(t.Context(), "f"); !errors.Is(err, errdefs.ErrReadOnly) {
+	if err := m.Delete(t.Context(), "f", ""); !errors.Is(err, errdefs.ErrReadOnly) {
 		t.Errorf("delete = %v, want errdefs.ErrReadOnly", err)
 	}
 	if got, _ := srv.Object(t, bucket, "p/f"); string(got) != "x" {

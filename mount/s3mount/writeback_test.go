@@ -1,6 +1,9 @@
 package s3mount_test
 
 import (
+	"errors"
+	"fmt"
+	"github.com/forkspace/forkspace/errdefs"
 	"net/url"
 	"slices"
 	"testing"
@@ -82,5 +85,130 @@ func TestForkNeverWritesToParentSource(t *testing.T) {
 	}
 	if b, ok := srv.Object(t, bucket, "p/parent.txt"); !ok || string(b) != "p" {
 		t.Fatalf("the parent's write-back: %q %v", b, ok)
+	}
+}
+
+// attachVersity is a workspace with "/data" over srv's bucket/p.
+func attachVersity(t *testing.T, srv *s3test.Versity, query string) (*vfs.FS, *mount.Manager) {
+	t.Helper()
+	store := mounttest.NewStore(t)
+	f := store.Create("ws")
+	m := store.Attach(f, "ws", []mount.Spec{versitySpec(t, srv, query)}, nil)
+	if err := m.Index(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return f, m
+}
+
+// TestFileDirectorySwaps: a file replaced by a directory, and a directory
+// replaced by a file, delete the old objects first (versitygw refuses a
+// key below an object and an object over keys with 409, which used to
+// leave the paths pending forever).
+func TestFileDirectorySwaps(t *testing.T) {
+	ctx := t.Context()
+	srv := s3test.StartVersity(t, bucket)
+	srv.Seed(t, bucket, "p/x", []byte("file x"))
+	srv.Seed(t, bucket, "p/d/1", []byte("one"))
+	srv.Seed(t, bucket, "p/d/2", []byte("two"))
+	f, m := attachVersity(t, srv, "")
+	if err := f.Remove(ctx, "data/x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Mkdir(ctx, "data/x", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "data/x/y", "below x")
+	if err := f.RemoveAll(ctx, "data/d"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "data/d", "d is a file")
+	if err := m.Flush(ctx, ""); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	if keys := srv.Keys(t, bucket, "p/"); !slices.Equal(keys, []string{"p/d", "p/x/y"}) {
+		t.Fatalf("upstream keys %v, want [p/d p/x/y]", keys)
+	}
+	if p := m.Pending("/data"); len(p) != 0 {
+		t.Fatalf("still pending: %v", p)
+	}
+}
+
+// TestLostUpdates: a new local file does not overwrite an object someone
+// created upstream meanwhile (If-None-Match: *), and a local delete does
+// not remove an object that changed upstream (If-Match). Both are
+// conflicts that stay pending; a refresh keeps the local state, and
+// Resolve settles them.
+func TestLostUpdates(t *testing.T) {
+	ctx := t.Context()
+	srv := s3test.StartVersity(t, bucket)
+	srv.Seed(t, bucket, "p/del.txt", []byte("v1"))
+	f, m := attachVersity(t, srv, "")
+	write(t, f, "data/new.txt", "mine")
+	srv.Seed(t, bucket, "p/new.txt", []byte("theirs"))
+	if err := f.Remove(ctx, "data/del.txt"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Seed(t, bucket, "p/del.txt", []byte("v2 upstream"))
+	if err := m.Flush(ctx, ""); !errors.Is(err, errdefs.ErrConflict) {
+		t.Fatalf("flush = %v, want errdefs.ErrConflict", err)
+	}
+	if b, _ := srv.Object(t, bucket, "p/new.txt"); string(b) != "theirs" {
+		t.Fatalf("the new local file overwrote upstream: %q", b)
+	}
+	if b, ok := srv.Object(t, bucket, "p/del.txt"); !ok || string(b) != "v2 upstream" {
+		t.Fatalf("the local delete removed a changed object: %q %v", b, ok)
+	}
+	if c := m.Conflicts("/data"); !slices.Equal(c, []string{"del.txt", "new.txt"}) {
+		t.Fatalf("conflicts %v", c)
+	}
+	// Edit again, refresh: the local edit stays.
+	write(t, f, "data/new.txt", "mine, edited")
+	if err := m.Refresh(ctx, "/data"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := f.ReadFile(ctx, "data/new.txt"); err != nil || string(b) != "mine, edited" {
+		t.Fatalf("refresh discarded the local edit: %q %v", b, err)
+	}
+	if err := m.Resolve(ctx, "/data", "new.txt", mount.KeepLocal); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := srv.Object(t, bucket, "p/new.txt"); string(b) != "mine, edited" {
+		t.Fatalf("keep-local did not force-push: %q", b)
+	}
+	if err := m.Resolve(ctx, "/data", "del.txt", mount.TakeUpstream); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := f.ReadFile(ctx, "data/del.txt"); err != nil || string(b) != "v2 upstream" {
+		t.Fatalf("take-upstream: %q %v", b, err)
+	}
+	if p := m.Pending("/data"); len(p) != 0 {
+		t.Fatalf("still pending: %v", p)
+	}
+}
+
+// TestDeleteCost: deleting files costs one DELETE each, no LIST.
+func TestDeleteCost(t *testing.T) {
+	ctx := t.Context()
+	srv := s3test.StartVersity(t, bucket)
+	for i := range 30 {
+		srv.Seed(t, bucket, fmt.Sprintf("p/f%02d", i), []byte("x"))
+	}
+	f, m := attachVersity(t, srv, "&page_size=10")
+	for i := range 5 {
+		if err := f.Remove(ctx, fmt.Sprintf("data/f%02d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Reset()
+	if err := m.Flush(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if lists := srv.Count("GET", "/"+bucket); lists != 0 {
+		t.Errorf("5 deletes cost %d LISTs, want 0", lists)
+	}
+	for i := range 5 {
+		if n := srv.Count("DELETE", fmt.Sprintf("/%s/p/f%02d", bucket, i)); n != 1 {
+			t.Errorf("f%02d: %d DELETEs", i, n)
+		}
 	}
 }
