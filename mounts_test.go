@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
@@ -193,5 +194,60 @@ func TestMountsGC(t *testing.T) {
 	}
 	if !rep.Clean() {
 		t.Fatalf("check after gc: %+v", rep)
+	}
+}
+
+// TestImportIntoMountedWorkspace: an import (one vfs batch) into a
+// reopened workspace whose lazy mount is not indexed yet neither deadlocks
+// on the index (which writes stubs through the workspace) nor misses the
+// write-back of what it put under the mount.
+func TestImportIntoMountedWorkspace(t *testing.T) {
+	ctx := context.Background()
+	dir, host, src := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "notes.md"), []byte("host notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "a.txt"), []byte("imported"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, MountDrivers: mountDrivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := mount.ParseSpec("/host=file://"+host+"?mode=rw&writeback=manual", mountDrivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(ctx, "ws", forkspace.CreateOptions{Mounts: []mount.Spec{spec}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = forkspace.Open(ctx, forkspace.Options{Dir: dir, MountDrivers: mountDrivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, err := st.Workspace(ctx, "ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- transfer.ImportDir(ctx, w.FS, "host/in", src, transfer.Options{}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("import into a workspace with an unindexed mount hangs")
+	}
+	if b, err := w.ReadFile(ctx, "host/notes.md"); err != nil || string(b) != "host notes" {
+		t.Fatalf("lazy file after the import: %q %v", b, err)
+	}
+	if err := w.Flush(ctx, "/host"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(host, "in", "a.txt")); err != nil || string(b) != "imported" {
+		t.Fatalf("imported file not written back: %q %v", b, err)
 	}
 }

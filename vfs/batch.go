@@ -38,6 +38,10 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	if f.closed.Load() {
 		return &fs.PathError{Op: op, Path: ".", Err: fs.ErrClosed}
 	}
+	// The hooks' first index of lazy mounts writes through f and is
+	// awaited by any path operation (Virtual of the root awaits it):
+	// settle it before b's operations wait for it under f's lock.
+	f.virtual(ctx, ".")
 	f.lockIdle()
 	b := newFS(f.d, f.root)
 	b.log, b.foldRows, b.quota = f.log, -1, f.quota // no ws: b never writes staging rows
