@@ -10,7 +10,8 @@
 // URL (or the X-Forkspace-Workspace header), and a session that names none
 // gets a workspace of its own, created on demand.
 //
-// Tool failures are tool results with isError set (the model sees them
+// A tool with an output schema (diff) returns structured content next to
+// its text. Tool failures are tool results with isError set (the model sees them
 // and can act), never protocol errors. Every call is attributed to the
 // actor "mcp:<client name>" and the session, for the audit log.
 package mcpserver

@@ -92,13 +92,17 @@ func New(opts Options) *Server {
 			"Paths are relative to the workspace root. Take a checkpoint before risky changes.",
 	})
 	for _, tl := range s.set.Tools() {
-		s.mcp.AddTool(&mcp.Tool{
+		mt := &mcp.Tool{
 			Name:        tl.Name,
 			Description: tl.Description,
 			InputSchema: tl.InputSchema,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: tl.ReadOnly, IdempotentHint: tl.ReadOnly,
 				DestructiveHint: boolPtr(!tl.ReadOnly), OpenWorldHint: boolPtr(false)},
-		}, s.handler(tl))
+		}
+		if tl.OutputSchema != nil {
+			mt.OutputSchema = tl.OutputSchema
+		}
+		s.mcp.AddTool(mt, s.handler(tl))
 	}
 	return s
 }
@@ -119,7 +123,7 @@ func (s *Server) handler(tl *tools.Tool) mcp.ToolHandler {
 			}
 			res = tl.Call(audit.WithActor(ctx, actor), b.target, req.Params.Arguments)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, StructuredContent: res.Structured, IsError: res.IsError}, nil
 	}
 }
 

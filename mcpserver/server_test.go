@@ -125,6 +125,30 @@ func TestToolsOverMCP(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope"}); err == nil {
 		t.Error("unknown tool: no protocol error")
 	}
+
+	// diff also returns structured content, described by its output schema.
+	for _, tl := range list.Tools {
+		if (tl.OutputSchema != nil) != (tl.Name == "diff") {
+			t.Errorf("%s: output schema %v", tl.Name, tl.OutputSchema)
+		}
+	}
+	call(t, cs, "checkpoint", M{"label": "s"})
+	call(t, cs, "write", M{"path": "src/b.go", "content": "package main\n"})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "diff", Arguments: M{"from": "s"}})
+	if err != nil || res.IsError {
+		t.Fatalf("diff: %v %+v", err, res)
+	}
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		From    string
+		Changes []struct{ Op, Path string }
+	}
+	if err := json.Unmarshal(data, &out); err != nil || out.From != "s" || len(out.Changes) != 1 || out.Changes[0].Op != "added" || out.Changes[0].Path != "src/b.go" {
+		t.Errorf("diff structured content: %s (%v)", data, err)
+	}
 }
 
 func TestReadOnlyOverMCP(t *testing.T) {

@@ -208,11 +208,16 @@ type Checkpoint struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// DiffEntry is one changed path between two states.
+// DiffEntry is one step of the changes between two states, as vfs.Change
+// (which documents the order and the paths): applied in order to the from
+// state, the entries yield the to state.
 type DiffEntry struct {
-	Op      string `json:"op"` // "added", "modified", "deleted", "renamed"
-	Path    string `json:"path"`
-	OldPath string `json:"old_path,omitempty"`
-	Type    string `json:"type,omitempty"`
-	Unified string `json:"unified,omitempty"`
+	Op      string `json:"op" jsonschema:"added, modified, deleted or renamed"`
+	Path    string `json:"path" jsonschema:"the entry the step acts on (deleted: the entry removed; otherwise the entry as the step leaves it)"`
+	OldPath string `json:"old_path,omitempty" jsonschema:"renamed: the entry moved"`
+	Type    string `json:"type,omitempty" jsonschema:"file, dir or symlink"`
+	// Link and Replaced are vfs.Change's.
+	Link     string `json:"link,omitempty" jsonschema:"added or replaced: another hard link of the same file, already in place"`
+	Replaced bool   `json:"replaced,omitempty" jsonschema:"modified: a new file or symlink took the path's place"`
+	Unified  string `json:"unified,omitempty" jsonschema:"unified diff of a text file's contents"`
 }

@@ -2,6 +2,8 @@
 // edit, ls, glob, grep, stat, rm, mkdir, mv, exec, checkpoint,
 // checkpoints, restore, diff and fork, each with a JSON schema an LLM can
 // call from (derived from the Go input struct and its jsonschema tags).
+// A tool whose result has a structure (diff: the ordered changes) also
+// returns it as Result.Structured, described by Tool.OutputSchema.
 //
 // Invariants:
 //   - Paths are workspace-relative: "src/a.go" and "/src/a.go" name the

@@ -27,6 +27,15 @@ type diffIn struct {
 	Summary bool   `json:"summary,omitempty" jsonschema:"list changed paths only, without text diffs"`
 }
 
+// diffOut is the diff tool's structured result.
+type diffOut struct {
+	From    string               `json:"from" jsonschema:"checkpoint compared from"`
+	To      string               `json:"to,omitempty" jsonschema:"checkpoint compared to; empty for the current state"`
+	Changes []provider.DiffEntry `json:"changes" jsonschema:"the changes in order: applied one after another to the from state they yield the to state"`
+	// UnifiedCut reports that text diffs past maxDiffBytes were left out.
+	UnifiedCut bool `json:"unified_cut,omitempty" jsonschema:"text diffs were cut to bound the result; diff a narrower range or read the files"`
+}
+
 type forkIn struct {
 	Name string `json:"name" jsonschema:"name of the new workspace: letters, digits, '.', '_' or '-'"`
 }
@@ -43,8 +52,9 @@ func (s *Set) addSnapshotTools() {
 		"Cheap at any workspace size.", checkpointTool)
 	add(s, readOnly, "checkpoints", "List the workspace's checkpoints, oldest first (the newest 50).", checkpointsTool)
 	add(s, mutating, "restore", "Put the workspace back to a checkpoint, discarding every change made since.", restoreTool)
-	add(s, readOnly, "diff", "Show what changed between a checkpoint and the current state (or between two checkpoints), "+
-		"with unified diffs of text files.", diffTool)
+	addStructured(s, readOnly, "diff", "Show what changed between a checkpoint and the current state (or between two checkpoints), "+
+		"with unified diffs of text files. The changes come in order: applied one after another to the first state they "+
+		"give the second (deletions first, then renames and new directories, then new files and modifications).", diffTool)
 	add(s, snapshotOp, "fork", "Copy the current state into a new, independent workspace (cheap at any size). "+
 		"This session keeps working in the current workspace.", forkTool)
 }
@@ -131,19 +141,19 @@ func (c *call) snapshotFail(ctx context.Context, s provider.Snapshots, name stri
 	return argError("no checkpoint %q; recent checkpoints: %s", name, strings.Join(names, ", "))
 }
 
-func diffTool(ctx context.Context, c *call, in diffIn) (string, error) {
+func diffTool(ctx context.Context, c *call, in diffIn) (string, diffOut, error) {
 	s, err := c.snapshots()
 	if err != nil {
-		return "", err
+		return "", diffOut{}, err
 	}
 	from := in.From
 	if from == "" {
 		cps, err := s.Checkpoints(ctx)
 		if err != nil {
-			return "", err
+			return "", diffOut{}, err
 		}
 		if len(cps) == 0 {
-			return "", argError("no checkpoints to compare with; create one with the checkpoint tool, or pass from")
+			return "", diffOut{}, argError("no checkpoints to compare with; create one with the checkpoint tool, or pass from")
 		}
 		from = cps[len(cps)-1].ID
 	}
@@ -153,14 +163,18 @@ func diffTool(ctx context.Context, c *call, in diffIn) (string, error) {
 		if in.To != "" && !strings.Contains(err.Error(), from) {
 			name = in.To
 		}
-		return "", c.snapshotFail(ctx, s, name, err)
+		return "", diffOut{}, c.snapshotFail(ctx, s, name, err)
+	}
+	out := diffOut{From: from, To: in.To, Changes: entries}
+	if out.Changes == nil {
+		out.Changes = []provider.DiffEntry{}
 	}
 	to := in.To
 	if to == "" {
 		to = "the current state"
 	}
 	if len(entries) == 0 {
-		return fmt.Sprintf("no changes between %s and %s", from, to), nil
+		return fmt.Sprintf("no changes between %s and %s", from, to), out, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d changes from %s to %s:\n", len(entries), from, to)
@@ -168,21 +182,29 @@ func diffTool(ctx context.Context, c *call, in diffIn) (string, error) {
 		switch {
 		case e.OldPath != "":
 			fmt.Fprintf(&b, "%s %s -> %s\n", e.Op, e.OldPath, e.Path)
+		case e.Link != "":
+			fmt.Fprintf(&b, "%s %s (hard link of %s)\n", e.Op, e.Path, e.Link)
+		case e.Replaced:
+			fmt.Fprintf(&b, "%s %s (replaced)\n", e.Op, e.Path)
 		default:
 			fmt.Fprintf(&b, "%s %s\n", e.Op, e.Path)
 		}
 	}
-	for _, e := range entries {
+	for i, e := range entries {
 		if e.Unified == "" {
 			continue
 		}
-		if b.Len()+len(e.Unified) > maxDiffBytes {
-			fmt.Fprintf(&b, "… text diffs cut at %d bytes; diff a narrower range or read the files", maxDiffBytes)
-			break
+		if out.UnifiedCut || b.Len()+len(e.Unified) > maxDiffBytes {
+			if !out.UnifiedCut {
+				fmt.Fprintf(&b, "… text diffs cut at %d bytes; diff a narrower range or read the files", maxDiffBytes)
+				out.UnifiedCut = true
+			}
+			out.Changes[i].Unified = ""
+			continue
 		}
 		b.WriteString(e.Unified)
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	return strings.TrimSuffix(b.String(), "\n"), out, nil
 }
 
 func forkTool(ctx context.Context, c *call, in forkIn) (string, error) {

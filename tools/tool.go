@@ -51,11 +51,16 @@ type Options struct {
 	Ignore []string
 }
 
-// Result is the outcome of a tool call: text for the model, and whether it
-// reports a failure.
+// Result is the outcome of a tool call: text for the model, whether it
+// reports a failure, and for tools with an OutputSchema the same outcome as
+// a JSON value.
 type Result struct {
 	Text    string
 	IsError bool
+	// Structured is the result as a value that encodes to a JSON object
+	// matching the tool's OutputSchema (MCP structured content); nil for
+	// tools without one and for failures.
+	Structured any
 }
 
 // Tool is one model-facing tool.
@@ -64,9 +69,12 @@ type Tool struct {
 	Description string
 	// InputSchema is the JSON schema of the arguments (an object).
 	InputSchema *jsonschema.Schema
+	// OutputSchema is the JSON schema of Result.Structured (an object), nil
+	// for tools that return text only.
+	OutputSchema *jsonschema.Schema
 	// ReadOnly reports that the tool never changes a workspace.
 	ReadOnly bool
-	run      func(ctx context.Context, t Target, args json.RawMessage) (string, error)
+	run      func(ctx context.Context, t Target, args json.RawMessage) (string, any, error)
 }
 
 // Call runs the tool with JSON arguments against t. Failures, including
@@ -77,11 +85,11 @@ func (tl *Tool) Call(ctx context.Context, t Target, args json.RawMessage) (res R
 			res = Result{Text: fmt.Sprintf("%s failed: internal error: %v", tl.Name, r), IsError: true}
 		}
 	}()
-	text, err := tl.run(ctx, t, args)
+	text, structured, err := tl.run(ctx, t, args)
 	if err != nil {
 		return Result{Text: describe(tl.Name, err), IsError: true}
 	}
-	return Result{Text: text}
+	return Result{Text: text, Structured: structured}
 }
 
 // Set is a tool set. It is safe for concurrent use.
@@ -166,6 +174,26 @@ func (c *call) changes(paths ...string) { c.changed = append(c.changed, paths...
 
 // add registers a tool whose arguments decode into In.
 func add[In any](s *Set, k kind, name, desc string, h func(ctx context.Context, c *call, in In) (string, error)) {
+	register(s, k, name, desc, nil, func(ctx context.Context, c *call, in In) (string, any, error) {
+		text, err := h(ctx, c, in)
+		return text, nil, err
+	})
+}
+
+// addStructured registers a tool whose arguments decode into In and whose
+// result is also an Out (a struct: a JSON object).
+func addStructured[In, Out any](s *Set, k kind, name, desc string, h func(ctx context.Context, c *call, in In) (string, Out, error)) {
+	schema, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools: output schema of %s: %v", name, err))
+	}
+	register(s, k, name, desc, schema, func(ctx context.Context, c *call, in In) (string, any, error) {
+		return h(ctx, c, in)
+	})
+}
+
+// register adds a tool with output schema out (nil: text only).
+func register[In any](s *Set, k kind, name, desc string, out *jsonschema.Schema, h func(ctx context.Context, c *call, in In) (string, any, error)) {
 	if s.opts.ReadOnly && k != readOnly {
 		return
 	}
@@ -175,22 +203,25 @@ func add[In any](s *Set, k kind, name, desc string, h func(ctx context.Context, 
 	}
 	bounds := boundsOf(reflect.TypeFor[In]())
 	document(schema, bounds)
-	tl := &Tool{Name: name, Description: desc, InputSchema: schema, ReadOnly: k == readOnly}
-	tl.run = func(ctx context.Context, t Target, args json.RawMessage) (string, error) {
+	tl := &Tool{Name: name, Description: desc, InputSchema: schema, OutputSchema: out, ReadOnly: k == readOnly}
+	tl.run = func(ctx context.Context, t Target, args json.RawMessage) (string, any, error) {
 		var in In
 		if err := decodeArgs(args, &in); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if err := check(reflect.ValueOf(in), bounds); err != nil {
-			return "", err
+			return "", nil, err
 		}
-		var out, cp string
+		var (
+			out, cp    string
+			structured any
+		)
 		err := t.Use(ctx, func(ws provider.Workspace) error {
 			c := &call{set: s, ws: ws}
 			defer func() { cp = c.checkpoint }()
 			if k == readOnly {
 				var err error
-				out, err = h(ctx, c, in)
+				out, structured, err = h(ctx, c, in)
 				return err
 			}
 			ac := audit.Call{WorkspaceID: ws.ID(), Tool: name, Args: in}
@@ -203,17 +234,17 @@ func add[In any](s *Set, k kind, name, desc string, h func(ctx context.Context, 
 			}
 			return audit.Run(ctx, s.opts.Recorder, ac, func(ctx context.Context) ([]string, error) {
 				var err error
-				out, err = h(ctx, c, in)
+				out, structured, err = h(ctx, c, in)
 				return c.changed, err
 			})
 		})
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if cp != "" {
 			out += fmt.Sprintf("\n(checkpoint %s was taken before this call; restore it to undo)", cp)
 		}
-		return out, nil
+		return out, structured, nil
 	}
 	s.tools = append(s.tools, tl)
 	s.byName[name] = tl

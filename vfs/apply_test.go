@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/forkspace/forkspace/vfs"
+	"github.com/forkspace/forkspace/vfs/vfstest"
 )
 
 // TestDiffApplies is the diff contract as a property: for two states a and
@@ -58,16 +58,8 @@ func checkApplies(rt failer, e *env, from, to *vfs.FS, id string) {
 		rt.Fatalf("apply: %v\nchanges:\n%s", err, summary(cs))
 	}
 	must(rt, c.Check(ctx))
-	got, want := fullState(rt, c), fullState(rt, to)
-	for p, w := range want {
-		if got[p] != w {
-			rt.Fatalf("%s after applying: %q, want %q\nchanges:\n%s", p, got[p], w, summary(cs))
-		}
-	}
-	for p, g := range got {
-		if _, ok := want[p]; !ok {
-			rt.Fatalf("%s after applying: %q, want nothing\nchanges:\n%s", p, g, summary(cs))
-		}
+	if d := vfstest.StateDiff(vfstest.State(rt, c), vfstest.State(rt, to)); d != "" {
+		rt.Fatalf("after applying: %s\nchanges:\n%s", d, summary(cs))
 	}
 }
 
@@ -81,30 +73,6 @@ func closeAll(fs ...*vfs.FS) {
 	for _, f := range fs {
 		_ = f.Close()
 	}
-}
-
-// fullState is pathState plus what else ApplyDiff reproduces: modification
-// times of files and which paths are hard links of one file.
-func fullState(rt fataler, f *vfs.FS) map[string]string {
-	ctx := context.Background()
-	out := pathState(rt, f)
-	links := map[uint64][]string{}
-	for p := range out {
-		fi, err := f.Lstat(ctx, p)
-		must(rt, err)
-		if fi.Mode().IsRegular() {
-			a := fi.Sys().(*vfs.Attr)
-			links[a.Ino] = append(links[a.Ino], p)
-			out[p] += fmt.Sprintf(" mtime=%d", a.Mtime.UnixNano())
-		}
-	}
-	for _, ps := range links {
-		slices.Sort(ps)
-		for _, p := range ps {
-			out[p] += " links=" + strings.Join(ps, ",")
-		}
-	}
-	return out
 }
 
 // TestDiffAppliesCases are the shapes that need ordering: entries replaced

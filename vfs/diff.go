@@ -81,7 +81,8 @@ type Change struct {
 	// place (and every hard link of it).
 	Replaced bool `json:"replaced,omitempty"`
 	// Unified is a unified diff of the contents, set when DiffOptions.Unified
-	// is and both sides are text (no NUL byte, at most MaxDiffText bytes).
+	// is and both sides are text (no NUL byte, at most MaxDiffText bytes),
+	// on Added (without Link), Deleted and Modified steps.
 	Unified string `json:"unified,omitempty"`
 
 	oldIno, newIno uint64 // the inodes on each side (0 for none)
@@ -343,7 +344,11 @@ func (d *differ) recordsEqual(ctx context.Context, ino uint64, kind byte) (bool,
 }
 
 // unified fills c.Unified when each side of c is absent or a text file.
+// Renames and hard links have none: the contents are another step's.
 func (d *differ) unified(ctx context.Context, c *Change) error {
+	if c.Op == Renamed || c.Link != "" {
+		return nil
+	}
 	oldText, ok, err := d.from.text(ctx, c.oldIno)
 	if err != nil || !ok {
 		return err

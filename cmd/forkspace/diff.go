@@ -67,7 +67,8 @@ func diffStates(ctx context.Context, st *forkspace.Store, argv []string) (from, 
 }
 
 // printChanges writes one line per change ("A path", "M path", "D path",
-// "R old -> new"), each followed by its unified diff if any.
+// "R old -> new", with "(hard link of p)" or "(replaced)" when so), each
+// followed by its unified diff if any.
 func printChanges(a *app, changes []vfs.Change) {
 	for _, ch := range changes {
 		mark := strings.ToUpper(ch.Op.String()[:1])
@@ -75,8 +76,13 @@ func printChanges(a *app, changes []vfs.Change) {
 		if ch.Type == "dir" {
 			name += "/"
 		}
-		if ch.Op == vfs.Renamed {
+		switch {
+		case ch.Op == vfs.Renamed:
 			name = ch.OldPath + " -> " + name
+		case ch.Link != "":
+			name += " (hard link of " + ch.Link + ")"
+		case ch.Replaced:
+			name += " (replaced)"
 		}
 		fmt.Fprintf(a.stdout, "%s %s\n", mark, name)
 		if ch.Unified != "" {

@@ -106,7 +106,7 @@ func (x *Workspace) Diff(ctx context.Context, from, to string, unified bool) ([]
 	}
 	out := make([]provider.DiffEntry, len(changes))
 	for i, c := range changes {
-		out[i] = provider.DiffEntry{Op: c.Op.String(), Path: c.Path, OldPath: c.OldPath, Type: c.Type, Unified: c.Unified}
+		out[i] = provider.DiffEntry{Op: c.Op.String(), Path: c.Path, OldPath: c.OldPath, Type: c.Type, Link: c.Link, Replaced: c.Replaced, Unified: c.Unified}
 	}
 	return out, nil
 }

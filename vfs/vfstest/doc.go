@@ -9,5 +9,6 @@
 //	vfstest.Run(t, func(t *testing.T) *vfs.FS { return openFresh(t) })
 //
 // Dump renders a whole tree for equality checks (before/after a failed
-// mutation, a fold, a reopen).
+// mutation, a fold, a reopen); State renders it by what vfs.Diff compares
+// and vfs.ApplyDiff reproduces, to check that a diff applies.
 package vfstest

@@ -80,17 +80,7 @@ func Dump(t testing.TB, f *vfs.FS) map[string]string {
 			s += " -> " + target
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			names, err := f.Listxattr(ctx, p)
-			if err != nil {
-				t.Fatalf("dump: %v", err)
-			}
-			for _, n := range names {
-				v, err := f.Getxattr(ctx, p, n)
-				if err != nil {
-					t.Fatalf("dump: %v", err)
-				}
-				s += fmt.Sprintf(" x[%s]=%q", n, v)
-			}
+			s += xattrs(t, f, p)
 		}
 		out[p] = s
 		if fi.IsDir() {
