@@ -42,7 +42,9 @@ const (
 )
 
 // ConflictFunc decides a conflict. It is called with the Exec's context,
-// one path at a time, while the workspace's exec lock is held.
+// one path at a time, while the workspace's exec lock is held and during
+// the pull-back's batch (vfs.FS.Batch): it must not write to the
+// workspace, whose writers wait for the batch.
 type ConflictFunc func(ctx context.Context, c Conflict) Resolution
 
 // Dropped-change reasons.

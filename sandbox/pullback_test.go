@@ -19,6 +19,7 @@ import (
 	"time"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/provider"
 	"golang.org/x/sys/unix"
@@ -37,7 +38,7 @@ func quotaShell(t *testing.T, dir string, quota int64) (*Shell, *forkspace.Works
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
+	s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work"), Audit: st.AuditLog()})
 	t.Cleanup(func() { s.Close() })
 	return s, ws, st
 }
@@ -68,7 +69,7 @@ func refusedWhole(t *testing.T, res provider.ExecResult, reason string, paths ..
 // command's exit code, and the next run sees the workspace's state.
 func TestPullBackRefusedForQuota(t *testing.T) {
 	ctx := context.Background()
-	s, ws, _ := quotaShell(t, filepath.Join(t.TempDir(), "store"), 100_000)
+	s, ws, st := quotaShell(t, filepath.Join(t.TempDir(), "store"), 100_000)
 	writeWS(t, ws, "keep.txt", "original\n", 0o644)
 	res := mustExec(t, s, "echo changed > keep.txt; echo a > a.txt; head -c 60000 /dev/urandom > b.bin; "+
 		"head -c 60000 /dev/urandom > c.bin; echo z > z.txt")
@@ -78,6 +79,13 @@ func TestPullBackRefusedForQuota(t *testing.T) {
 	}
 	if got, _ := readWS(t, ws, "keep.txt"); got != "original\n" {
 		t.Fatalf("keep.txt = %q", got)
+	}
+	entries, err := st.AuditLog().Entries(ctx, audit.Filter{WorkspaceID: ws.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || !strings.Contains(entries[0].Error, "pull-back refused") || len(entries[0].Changed) != 0 {
+		t.Fatalf("audit of a refused pull-back: %+v", entries)
 	}
 	info, err := ws.Info(ctx)
 	if err != nil {

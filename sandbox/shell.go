@@ -504,6 +504,8 @@ func (s *Shell) record(ctx context.Context, req provider.ExecRequest, res provid
 	switch {
 	case err != nil:
 		e.Error = err.Error()
+	case res.PullError != "":
+		e.Error = res.PullError
 	case res.TimedOut:
 		e.Error = "timed out"
 	case res.ExitCode != 0:
