@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/meta"
@@ -158,4 +163,135 @@ func TestBatchExcludesWriters(t *testing.T) {
 		t.Fatalf("left-open: %q %v", data, err)
 	}
 	must(t, f.Check(ctx))
+}
+
+// batchOp is one random operation, applied alike to two filesystems.
+type batchOp struct {
+	kind, p, q string
+	data       []byte
+}
+
+func drawBatchOp(rt *rapid.T) batchOp {
+	path := func(label string) string {
+		parts := make([]string, rapid.IntRange(1, 3).Draw(rt, label+"Depth"))
+		for i := range parts {
+			parts[i] = rapid.SampledFrom(names).Draw(rt, label)
+		}
+		return strings.Join(parts, "/")
+	}
+	return batchOp{
+		kind: rapid.SampledFrom([]string{"mkdirall", "write", "handle", "truncate", "remove", "removeall", "rename", "symlink", "link", "chmod", "setxattr"}).Draw(rt, "op"),
+		p:    path("path"),
+		q:    path("to"),
+		data: []byte(strings.Repeat("x", rapid.IntRange(0, 60).Draw(rt, "len"))),
+	}
+}
+
+func (o batchOp) apply(ctx context.Context, f *vfs.FS) error {
+	switch o.kind {
+	case "mkdirall":
+		return f.MkdirAll(ctx, o.p, 0o755)
+	case "write":
+		return f.WriteFile(ctx, o.p, o.data, 0o644)
+	case "handle":
+		h, err := f.OpenFile(ctx, o.p, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Write(o.data); err != nil {
+			return errors.Join(err, h.Close())
+		}
+		return h.Close()
+	case "truncate":
+		return f.Truncate(ctx, o.p, int64(len(o.data)))
+	case "remove":
+		return f.Remove(ctx, o.p)
+	case "removeall":
+		return f.RemoveAll(ctx, o.p)
+	case "rename":
+		return f.Rename(ctx, o.p, o.q)
+	case "symlink":
+		return f.Symlink(ctx, o.q, o.p)
+	case "link":
+		return f.Link(ctx, o.p, o.q)
+	case "chmod":
+		return f.Chmod(ctx, o.p, 0o600)
+	default:
+		return f.Setxattr(ctx, o.p, "user.k", o.data)
+	}
+}
+
+var mtimes = regexp.MustCompile(`mtime=\d+`)
+
+// withoutTimes is a Dump without modification times.
+func withoutTimes(d map[string]string) map[string]string {
+	out := make(map[string]string, len(d))
+	for k, v := range d {
+		out[k] = mtimes.ReplaceAllString(v, "")
+	}
+	return out
+}
+
+// TestBatchModel: random operations, under a quota that refuses some, run
+// inside a batch on one workspace and one by one on a twin. Each operation
+// fails or succeeds alike in both; a batch that returns nil leaves the
+// same tree as the twin, a batch that fails leaves the state before it,
+// and both survive a reopen.
+func TestBatchModel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{})
+	quota := meta.Quota{MaxBytes: 300, MaxEntries: 10}
+	n := 0
+	open := func(rt *rapid.T) (*vfs.FS, *meta.Workspace) {
+		n++
+		root, nodes, err := vfs.NewTree(ctx, e.deps, time.Now())
+		must(rt, err)
+		w := &meta.Workspace{ID: fmt.Sprintf("batch-%d", n), Name: fmt.Sprintf("batch-%d", n), Root: root, Quota: quota}
+		e.createWorkspace(w, nodes)
+		f, err := vfs.Open(ctx, e.deps, w, vfs.Options{FoldRows: rapid.IntRange(5, 100).Draw(rt, "foldRows")})
+		must(rt, err)
+		return f, w
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		a, aw := open(rt)
+		b, _ := open(rt)
+		defer a.Close()
+		defer b.Close()
+		for range rapid.IntRange(0, 15).Draw(rt, "before") {
+			op := drawBatchOp(rt)
+			_, _ = op.apply(ctx, a), op.apply(ctx, b)
+		}
+		before := vfstest.Dump(t, a)
+		abort := rapid.Bool().Draw(rt, "abort")
+		errAbort := errors.New("abort")
+		err := a.Batch(ctx, func(in *vfs.FS) error {
+			for range rapid.IntRange(1, 25).Draw(rt, "ops") {
+				op := drawBatchOp(rt)
+				got, want := op.apply(ctx, in), op.apply(ctx, b)
+				if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+					rt.Fatalf("%+v: %v in the batch, %v outside", op, got, want)
+				}
+			}
+			if abort {
+				return errAbort
+			}
+			return nil
+		})
+		want := withoutTimes(vfstest.Dump(t, b))
+		if abort {
+			if !errors.Is(err, errAbort) {
+				rt.Fatalf("aborted batch: %v", err)
+			}
+			vfstest.Equal(t, before, vfstest.Dump(t, a))
+			want = withoutTimes(before)
+		} else {
+			must(rt, err)
+			vfstest.Equal(t, want, withoutTimes(vfstest.Dump(t, a)))
+		}
+		must(rt, a.Close())
+		again, err := vfs.Open(ctx, e.deps, aw, vfs.Options{})
+		must(rt, err)
+		defer again.Close()
+		vfstest.Equal(t, want, withoutTimes(vfstest.Dump(t, again)))
+	})
 }
