@@ -29,10 +29,13 @@ const xattrPrefix = "SCHILY.xattr."
 
 func (s *tarSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) error {
 	br := bufio.NewReader(s.r)
-	var r io.Reader = br
+	var (
+		r  io.Reader = br
+		zr *gzip.Reader
+	)
 	if magic, err := br.Peek(2); err == nil && string(magic) == string(gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
+		var err error
+		if zr, err = gzip.NewReader(br); err != nil {
 			return fmt.Errorf("read gzip: %w: %w", fs.ErrInvalid, err)
 		}
 		defer zr.Close()
@@ -45,7 +48,7 @@ func (s *tarSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) 
 		}
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return checkGzipEnd(zr)
 		}
 		if err != nil {
 			return fmt.Errorf("read tar: %w: %w", fs.ErrInvalid, err)
@@ -138,6 +141,20 @@ func tarTypeName(h *tar.Header) string {
 		return "sparse file"
 	}
 	return typeName(h.FileInfo().Mode())
+}
+
+// checkGzipEnd reads a gzip stream (nil: none) to its end once the tar
+// archive in it ended, so a stream cut off in its last block or its
+// trailer (checksum and size) is refused, not taken as complete.
+func checkGzipEnd(zr *gzip.Reader) error {
+	if zr == nil {
+		return nil
+	}
+	zr.Multistream(false)
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		return fmt.Errorf("read gzip: %w: %w", fs.ErrInvalid, err)
+	}
+	return nil
 }
 
 // tarSink writes entries as a PAX tar stream (nanosecond times), gzip
