@@ -25,8 +25,7 @@
 // # Confine
 //
 // The command runs as /bin/sh -c in bubblewrap (Debian package bubblewrap)
-// with every namespace unshared (the network too unless
-// ExecRequest.Network), the work dir bound read-write at MountPoint (its
+// with every namespace unshared (the network too: see Network), the work dir bound read-write at MountPoint (its
 // working directory and HOME), /usr and the other system directories
 // read-only, the dynamic linker's files from /etc, a synthesized
 // /etc/passwd and /etc/group (never the host's), fresh /proc (with
@@ -57,6 +56,26 @@
 //     expected uid); when the host cannot apply it (no user namespaces, an
 //     old bubblewrap, no filter for the architecture) every Exec fails with
 //     ErrUnconfined instead of running the command with more power.
+//
+// # Network
+//
+// Network access is the operator's decision (Options.Network, a
+// NetworkPolicy; the CLI's --network): off by default, full, or an
+// allowlist of host:port pairs. A request can only ask for less: without
+// ExecRequest.Network a run has no network under any policy, and asking
+// for it under NetworkOff fails with ErrNetworkDenied before anything
+// runs. With the network the sandbox keeps its own network namespace
+// (never the host's): slirp4netns (Debian package slirp4netns) attaches
+// to it before the command starts (bubblewrap's --info-fd and --block-fd)
+// with --disable-host-loopback, and nft rules inside the namespace (Debian
+// package nftables, applied through nsenter; the command has no
+// capability to change them) drop the host's own addresses (NetworkFull)
+// or everything but the allowlist (NetworkAllow). So the server on the
+// host's 127.0.0.1 and the host's other addresses are unreachable. The
+// sandbox gets a synthesized /etc/resolv.conf (slirp's DNS forwarder;
+// none with an allowlist) and /etc/hosts (the allowlist's names, resolved
+// on the host when the run starts), plus the host's /etc/ssl and
+// /etc/ca-certificates. Only IPv4 is routed.
 //
 // Ownership: the user namespace maps SandboxUID (or 0 with Root) to the
 // uid forkspace runs as, and nothing else. So the command sees the work

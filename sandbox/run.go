@@ -29,7 +29,8 @@ type run struct {
 	workDir string
 	etcDir  string // holds the sandbox's passwd and group files
 	req     provider.ExecRequest
-	root    bool // uid 0 inside the user namespace (Options.Root)
+	root    bool    // uid 0 inside the user namespace (Options.Root)
+	net     *netRun // nil: no network but the sandbox's own loopback
 	timeout time.Duration
 	max     int
 	limits  provider.Limits
@@ -64,12 +65,17 @@ var hostDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 // hold no secrets. /etc/passwd and /etc/group are synthesized instead.
 var hostEtc = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/nsswitch.conf"}
 
-// netEtc are bound only when the command may use the network.
-var netEtc = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/etc/ca-certificates"}
+// netEtc are host directories bound only when the command has the
+// network; /etc/resolv.conf and /etc/hosts are synthesized (netRun).
+var netEtc = []string{"/etc/ssl", "/etc/ca-certificates"}
 
-// seccompFD is the descriptor bwrap reads the seccomp filter from: the
-// first of files(), passed as cmd.ExtraFiles.
-const seccompFD = 3
+// The descriptors bwrap's command line names: files() in this order,
+// passed as cmd.ExtraFiles from fd 3 on.
+const (
+	seccompFD = 3 // the seccomp filter
+	infoFD    = 4 // bwrap reports its child's pid (with the network)
+	blockFD   = 5 // holds the command until its network is up
+)
 
 // uid is the uid and gid the command runs as inside the user namespace.
 func (r *run) uid() int {
@@ -80,8 +86,10 @@ func (r *run) uid() int {
 }
 
 // files returns the descriptors bwrap's command line refers to, from fd
-// 3 on: the seccomp filter (a pipe holding the whole program). The caller
-// closes them once bwrap started.
+// 3 on (seccompFD...): the seccomp filter (a pipe holding the whole
+// program) and, with the network, the info and block pipes that the
+// network's attach goroutine, started here, serves. The caller closes
+// them once bwrap started.
 func (r *run) files() ([]*os.File, error) {
 	prog, err := seccompProgram()
 	if err != nil {
@@ -96,7 +104,21 @@ func (r *run) files() ([]*os.File, error) {
 		rd.Close()
 		return nil, fmt.Errorf("exec: write seccomp filter: %w", err)
 	}
-	return []*os.File{rd}, nil
+	if r.net == nil {
+		return []*os.File{rd}, nil
+	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		rd.Close()
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		closeAll([]*os.File{rd, infoR, infoW})
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	r.net.start(infoR, blockW)
+	return []*os.File{rd, infoW, blockR}, nil
 }
 
 // args returns bwrap's command line. The command runs in its own user
@@ -111,8 +133,10 @@ func (r *run) args() []string {
 	a := []string{"--unshare-all", "--unshare-user", "--disable-userns", "--uid", id, "--gid", id,
 		"--cap-drop", "ALL", "--seccomp", strconv.Itoa(seccompFD),
 		"--die-with-parent", "--new-session", "--hostname", "sandbox"}
-	if r.req.Network {
-		a = append(a, "--share-net")
+	if r.net != nil {
+		a = append(a, "--info-fd", strconv.Itoa(infoFD), "--block-fd", strconv.Itoa(blockFD),
+			"--ro-bind", filepath.Join(r.etcDir, "resolv.conf"), "/etc/resolv.conf",
+			"--ro-bind", filepath.Join(r.etcDir, "hosts"), "/etc/hosts")
 	}
 	for _, d := range hostDirs {
 		fi, err := os.Lstat(d)
@@ -127,7 +151,7 @@ func (r *run) args() []string {
 		}
 	}
 	etc := hostEtc
-	if r.req.Network {
+	if r.net != nil {
 		etc = append(etc[:len(etc):len(etc)], netEtc...)
 	}
 	for _, f := range etc {
@@ -180,7 +204,13 @@ func writeEtc(dir string) error {
 		fmt.Sprintf("sandbox:x:%d:%d:sandbox:%s:/bin/sh\n", SandboxUID, SandboxUID, MountPoint) +
 		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
 	group := "root:x:0:\n" + fmt.Sprintf("sandbox:x:%d:\n", SandboxUID) + "nogroup:x:65534:\n"
-	for name, body := range map[string]string{"passwd": passwd, "group": group} {
+	return writeEtcFiles(dir, map[string]string{"passwd": passwd, "group": group})
+}
+
+// writeEtcFiles writes the sandbox's /etc files (name → content) into
+// dir, leaving files that already hold their content.
+func writeEtcFiles(dir string, files map[string]string) error {
+	for name, body := range files {
 		p := filepath.Join(dir, name)
 		if old, err := os.ReadFile(p); err == nil && string(old) == body {
 			continue

@@ -72,6 +72,9 @@ type Options struct {
 	Audit audit.Recorder
 	// Bwrap is the bubblewrap executable (default "bwrap" on PATH).
 	Bwrap string
+	// Network is the operator's network policy (default: off). A request
+	// can only ask for less (see NetworkPolicy).
+	Network NetworkPolicy
 	// Root runs commands as uid 0 inside the sandbox's user namespace
 	// (default: SandboxUID), for commands that insist on being root
 	// (package managers). It grants no capability: root inside can do no
@@ -214,6 +217,9 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	if req.Timeout < 0 || req.MaxOutput < 0 {
 		return res, fmt.Errorf("exec: %w: negative timeout or output cap", fs.ErrInvalid)
 	}
+	if req.Network && s.opts.Network.Mode == NetworkOff {
+		return res, fmt.Errorf("exec: %w", ErrNetworkDenied)
+	}
 	limits, err := effective(req.Limits, s.opts.Limits, s.opts.MaxLimits)
 	if err != nil {
 		return res, err
@@ -258,7 +264,18 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	if !s.opts.NoCgroups {
 		r.cg = hostCgroups()
 	}
+	if req.Network {
+		if r.net, err = newNetRun(ctx, s.opts.Network); err != nil {
+			return res, err
+		}
+		if err := writeEtcFiles(s.stateDir(), r.net.etcFiles()); err != nil {
+			return res, fmt.Errorf("exec: %w", err)
+		}
+	}
 	out, err := r.start(ctx)
+	if r.net != nil {
+		err = errors.Join(err, r.net.stop())
+	}
 	res.Limits, res.Mechanism = limits, out.mech
 	res.Killed, res.Refused, res.Lingering, res.Usage = out.killed, out.refused, out.lingering, out.usage
 	if err != nil {

@@ -32,6 +32,12 @@ need gcc # go test -race needs cgo
 need bwrap bubblewrap
 # sandbox: the escape tests make raw system calls with python3's ctypes.
 need python3
+# sandbox: exec's network (user-mode networking, rules in the sandbox's
+# namespace); the tests build a test host in a network namespace with ip.
+need slirp4netns
+need nft nftables
+need nsenter util-linux
+need ip iproute2
 # cmd/forkspace: the MCP Inspector (an MCP client from npm) checks the
 # server; with CI=true its test fails when npx is missing.
 need npx npm

@@ -17,7 +17,7 @@ type execIn struct {
 	Processes      int    `json:"processes,omitempty" bounds:"0,65536" jsonschema:"most processes and threads alive at once (default and cap: the server's)"`
 	OpenFiles      int    `json:"open_files,omitempty" bounds:"0,1048576" jsonschema:"most open files per process (default and cap: the server's)"`
 	DiskMiB        int    `json:"disk_mib,omitempty" bounds:"0,1048576" jsonschema:"most MiB the command may add to the workspace; past it the command is killed and none of its changes are kept (default and cap: the server's)"`
-	Network        bool   `json:"network,omitempty" jsonschema:"allow network access (off by default)"`
+	Network        bool   `json:"network,omitempty" jsonschema:"ask for network access: granted only as far as the server's network policy allows (off unless the operator turned it on), never to the host itself"`
 }
 
 func (s *Set) addExec() {

@@ -32,6 +32,9 @@ func TestExecInSandbox(t *testing.T) {
 	if !strings.Contains(got, "exit code 3") || strings.Contains(got, "root:") {
 		t.Errorf("escape attempt:\n%s", got)
 	}
+	// The network is the operator's: asking for it under the default
+	// policy (off) is refused, not granted.
+	e.fails("exec", M{"command": "touch net", "network": true}, "network access is off")
 	// The automatic checkpoint before the first exec rewinds it.
 	second := strings.Split(e.ok("checkpoints", M{}), "\n")[1] // before the first exec
 	e.ok("restore", M{"checkpoint": strings.Fields(second)[0]})

@@ -20,6 +20,8 @@ import (
 type agentFlags struct {
 	readOnly       bool
 	autoCheckpoint bool
+	network        string // sandbox.ParseNetwork syntax
+	execRoot       bool
 }
 
 // agent opens the store (creating it if needed) and wires the MCP server:
@@ -29,6 +31,10 @@ type agentFlags struct {
 func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *provider.Manager, error) {
 	if a.st != nil {
 		return nil, nil, fmt.Errorf("open store: already open")
+	}
+	network, err := sandbox.ParseNetwork(f.network)
+	if err != nil {
+		return nil, nil, usage("--network: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if err := os.MkdirAll(a.storeDir, 0o700); err != nil {
@@ -48,7 +54,7 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	// exec runs in the bubblewrap sandbox; the tools record it in the
 	// audit log (with its changed paths), so the shell itself does not.
 	shell := func(_ context.Context, w *forkspace.Workspace) (provider.Shell, error) {
-		return sandbox.New(w, sandbox.Options{}), nil
+		return sandbox.New(w, sandbox.Options{Network: network, Root: f.execRoot}), nil
 	}
 	if err := reg.Register(localprovider.New(st, localprovider.Options{Logger: log, Shell: shell})); err != nil {
 		return nil, nil, err

@@ -54,6 +54,8 @@ func mcpCmd(a *app) *cobra.Command {
 func agentFlagSet(c *cobra.Command, f *agentFlags) {
 	c.Flags().BoolVar(&f.readOnly, "read-only", false, "expose only the tools that do not change the workspace")
 	c.Flags().BoolVar(&f.autoCheckpoint, "auto-checkpoint", false, "checkpoint before every mutating tool call, so each can be rewound")
+	c.Flags().StringVar(&f.network, "network", "off", "network for exec: off, full (not the host) or HOST:PORT,... (only those); a call gets it only when it asks")
+	c.Flags().BoolVar(&f.execRoot, "exec-root", false, "run exec commands as uid 0 inside the sandbox (still without capabilities)")
 }
 
 type nopWriteCloser struct{ io.Writer }
