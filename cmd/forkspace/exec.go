@@ -32,7 +32,7 @@ func execCmd(a *app) *cobra.Command {
 		timeout, cpu      time.Duration
 		memory, disk      string
 		processes, nfiles int
-		network           bool
+		network           string
 	)
 	c := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARG...]",
@@ -48,9 +48,12 @@ func execCmd(a *app) *cobra.Command {
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: timeout, Network: network,
+			policy, err := sandbox.ParseNetwork(network)
+			if err != nil {
+				return usage("--network: %v", err)
+			}
+			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: timeout, Network: policy.Mode != sandbox.NetworkOff,
 				Limits: provider.Limits{CPUTime: cpu, Processes: processes, OpenFiles: nfiles}}
-			var err error
 			if req.Limits.Memory, err = parseSize("--memory", memory); err != nil {
 				return err
 			}
@@ -64,7 +67,7 @@ func execCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sh := sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog()})
+			sh := sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy})
 			defer sh.Close()
 			stdout, stderr := a.stdout, a.stderr
 			if a.json {
@@ -100,7 +103,7 @@ func execCmd(a *app) *cobra.Command {
 	f.IntVar(&processes, "processes", 0, "most processes and threads alive at once (default 1024)")
 	f.IntVar(&nfiles, "open-files", 0, "most open files per process (default 4096)")
 	f.StringVar(&disk, "disk", "", "most bytes the command may add to the workspace, e.g. 1GiB (default 4GiB)")
-	f.BoolVar(&network, "network", false, "allow network access")
+	f.StringVar(&network, "network", "off", "network: off, full (not the host) or HOST:PORT,... (only those)")
 	return c
 }
 

@@ -40,7 +40,14 @@ func TestExecCLI(t *testing.T) {
 		t.Errorf("exec past its timeout: exit %d\nstderr %q", code, errs)
 	}
 	c.fails(exitUsage, nil, "-w", "w", "exec", "--memory", "lots", "--", "true")
-	if log := c.ok(nil, "log", "-w", "w"); strings.Count(log, "exec") != 4 {
+	c.fails(exitUsage, nil, "-w", "w", "exec", "--network", "on", "--", "true")
+	c.fails(exitUsage, nil, "mcp", "-w", "w", "--network", "host:0")
+	// The network policy is the request here: full brings up the
+	// sandbox's own interface.
+	if out := c.ok(nil, "-w", "w", "exec", "--network", "full", "--", "cat /proc/net/dev"); !strings.Contains(out, "tap0") {
+		t.Errorf("exec --network full: %q", out)
+	}
+	if log := c.ok(nil, "log", "-w", "w"); strings.Count(log, "exec") != 5 {
 		t.Errorf("audit log:\n%s", log)
 	}
 }
