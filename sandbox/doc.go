@@ -48,7 +48,8 @@
 //     pivot_root, chroot, unshare, setns, clone with namespace flags,
 //     ptrace and process_vm_*, kexec, keyctl/add_key/request_key, bpf,
 //     perf_event_open, userfaultfd, module loading, open_by_handle_at,
-//     swapon/swapoff, reboot, clock and accounting calls with EPERM, and
+//     swapon/swapoff, reboot, clock and accounting calls and io_uring
+//     (whose operations bypass seccomp) with EPERM, and
 //     calls of a foreign ABI (i386 or x32 on x86-64) and clone3 with ENOSYS
 //     (libc then uses clone, whose flags the filter checks).
 //   - Once per process, Exec runs a probe with the same confinement and

@@ -11,7 +11,8 @@ import (
 // deniedSyscalls fail with EPERM inside the sandbox: mounting and
 // re-rooting, namespaces, tracing other processes, kernel keyrings,
 // modules, kexec, BPF and perf, handle-based opens (which bypass path
-// checks), swap, reboot, the clock and accounting. Without capabilities
+// checks), swap, reboot, the clock and accounting, and io_uring (whose
+// operations no seccomp filter sees). Without capabilities
 // most of them fail anyway; the filter is the second wall, and the one
 // that holds for calls a user namespace would otherwise allow (unshare,
 // mount inside a nested namespace).
@@ -29,6 +30,7 @@ var deniedSyscalls = append([]uint32{
 	unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT, unix.SYS_QUOTACTL, unix.SYS_SYSLOG,
 	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_CLOCK_ADJTIME, unix.SYS_ADJTIMEX,
 	unix.SYS_VHANGUP,
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 }, archDeniedSyscalls...)
 
 // cloneNamespaces are the clone(2) flags that create namespaces; clone
