@@ -25,13 +25,13 @@
 // # Confine
 //
 // The command runs as /bin/sh -c in bubblewrap (Debian package bubblewrap)
-// with every namespace unshared (the network too: see Network), the work dir bound read-write at MountPoint (its
-// working directory and HOME), /usr and the other system directories
-// read-only, the dynamic linker's files from /etc, a synthesized
-// /etc/passwd and /etc/group (never the host's), fresh /proc (with
-// /proc/sys read-only), /dev and /tmp, the rest of the root read-only,
-// --die-with-parent and --new-session, and a scrubbed environment (PATH,
-// HOME, LANG and ExecRequest.Env). A timeout (default 60 s, at most
+// with every namespace unshared (the network too: see Network), the work
+// dir bound read-write at MountPoint (its working directory and HOME),
+// /usr and the other system directories read-only, the dynamic linker's
+// files from /etc, a synthesized /etc/passwd and /etc/group (never the
+// host's), fresh /proc (with /proc/sys read-only), /dev and /tmp, the rest
+// of the root read-only, --die-with-parent and --new-session, and a
+// scrubbed environment (PATH, HOME, LANG and ExecRequest.Env). A timeout (default 60 s, at most
 // Options.MaxTimeout) kills bubblewrap's process group; its pid namespace
 // takes every process of the command with it. stdout and stderr are capped
 // (default 64 KiB each) with a marker saying how many bytes were cut.
@@ -49,14 +49,25 @@
 //     ptrace and process_vm_*, kexec, keyctl/add_key/request_key, bpf,
 //     perf_event_open, userfaultfd, module loading, open_by_handle_at,
 //     swapon/swapoff, reboot, clock and accounting calls and io_uring
-//     (whose operations bypass seccomp) with EPERM, and
-//     calls of a foreign ABI (i386 or x32 on x86-64) and clone3 with ENOSYS
-//     (libc then uses clone, whose flags the filter checks).
+//     (whose operations bypass seccomp) with EPERM, and calls of a foreign
+//     ABI (i386 or x32 on x86-64) and clone3 with ENOSYS (libc then uses
+//     clone, whose flags the filter checks).
 //   - Once per process, Exec runs a probe with the same confinement and
 //     checks /proc/self/status (no capability, no_new_privs, seccomp, the
 //     expected uid); when the host cannot apply it (no user namespaces, an
 //     old bubblewrap, no filter for the architecture) every Exec fails with
 //     ErrUnconfined instead of running the command with more power.
+//
+// Ownership: the user namespace maps SandboxUID (or 0 with Root) to the
+// uid forkspace runs as, and nothing else. So the command sees the work
+// dir and everything materialized in it as its own, files it creates
+// belong on the host to forkspace's user, like the rest of the work dir,
+// and it cannot chown anything (no CAP_CHOWN, one mapped uid). Files of
+// other host users appear as nobody. When forkspace runs as root, the
+// command's host uid is root without capabilities: that is why /proc/sys
+// is read-only (sysctl files check the owner, not a capability) and the
+// root of the sandbox is remounted read-only; docs/decisions/009 says what
+// a dedicated unprivileged host uid would add.
 //
 // # Network
 //
@@ -77,17 +88,6 @@
 // none with an allowlist) and /etc/hosts (the allowlist's names, resolved
 // on the host when the run starts), plus the host's /etc/ssl and
 // /etc/ca-certificates. Only IPv4 is routed.
-//
-// Ownership: the user namespace maps SandboxUID (or 0 with Root) to the
-// uid forkspace runs as, and nothing else. So the command sees the work
-// dir and everything materialized in it as its own, files it creates
-// belong on the host to forkspace's user, like the rest of the work dir,
-// and it cannot chown anything (no CAP_CHOWN, one mapped uid). Files of
-// other host users appear as nobody. When forkspace runs as root, the
-// command's host uid is root without capabilities: that is why /proc/sys
-// is read-only (sysctl files check the owner, not a capability) and the
-// root of the sandbox is remounted read-only; docs/decisions/009 says what
-// a dedicated unprivileged host uid would add.
 //
 // # Limits
 //
