@@ -84,7 +84,8 @@ func (s *Store) Snapshot(ctx context.Context, state string) (*vfs.FS, error) {
 
 // Diff compares two states (live heads, checkpoints, a fork and its
 // parent…). Its cost follows the number of changes, not the size of the
-// workspaces.
+// workspaces. The changes come in the order vfs.Diff documents: applied one
+// after another to from (vfs.ApplyDiff), they yield to.
 func (s *Store) Diff(ctx context.Context, from, to string, opts vfs.DiffOptions) ([]vfs.Change, error) {
 	a, err := s.root(ctx, from)
 	if err != nil {

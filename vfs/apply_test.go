@@ -33,10 +33,14 @@ func TestDiffApplies(t *testing.T) {
 		for _, f := range []*vfs.FS{a, b} {
 			m := &model{rt: rt, e: e, f: f}
 			for range rapid.IntRange(0, 40).Draw(rt, "steps") {
-				// Renames are the hard part: half of the steps.
-				if rapid.Bool().Draw(rt, "rename") {
+				// Renames and hard links are the hard part: half of the
+				// steps.
+				switch rapid.IntRange(0, 9).Draw(rt, "kind") {
+				case 0, 1, 2, 3:
 					_ = f.Rename(context.Background(), m.path("path"), m.path("to"))
-				} else {
+				case 4:
+					_ = f.Link(context.Background(), m.path("path"), m.path("to"))
+				default:
 					m.mutate()
 				}
 			}
