@@ -25,7 +25,8 @@ import (
 // Bytes are stored as fn writes them; only the metadata waits. A stub of a
 // lazy mount cannot be hydrated inside a batch, nor can b be folded (Fold,
 // Root: errors.ErrUnsupported) or reset. b must not be used after fn
-// returns.
+// returns. A batch of b is part of f's batch: it lands in it whole or
+// not at all.
 //
 // While fn runs, other mutations of f wait (they queue on f's write lock;
 // readers of f go on, seeing the state before the batch). fn must

@@ -295,3 +295,43 @@ func TestBatchModel(t *testing.T) {
 		vfstest.Equal(t, want, withoutTimes(vfstest.Dump(t, again)))
 	})
 }
+
+// TestNestedBatch: a batch inside a batch lands in the outer one whole or
+// not at all, and nothing reaches the workspace before the outer ends.
+func TestNestedBatch(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{})
+	f := e.open(e.ws)
+	boom := errors.New("boom")
+	err := f.Batch(ctx, func(b *vfs.FS) error {
+		if err := b.WriteFile(ctx, "outer", []byte("o"), 0o644); err != nil {
+			return err
+		}
+		err := b.Batch(ctx, func(in *vfs.FS) error {
+			if err := in.WriteFile(ctx, "dropped", []byte("d"), 0o644); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			return fmt.Errorf("inner batch: %v", err)
+		}
+		err = b.Batch(ctx, func(in *vfs.FS) error { return in.WriteFile(ctx, "kept", []byte("k"), 0o644) })
+		if err != nil {
+			return err
+		}
+		if _, err := b.Stat(ctx, "kept"); err != nil {
+			return err
+		}
+		if _, err := f.Stat(ctx, "kept"); !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the inner batch reached the workspace early: %v", err)
+		}
+		return nil
+	})
+	must(t, err)
+	g := e.reopen(f)
+	d := vfstest.Dump(t, g)
+	if d["outer"] == "" || d["kept"] == "" || d["dropped"] != "" {
+		t.Fatalf("after nested batches: %v", d)
+	}
+}

@@ -270,17 +270,18 @@ func (f *FS) mutate(ctx context.Context, op, name string, in content.Intents, fn
 		f.wmu.Unlock()
 		return nil
 	}
-	if f.batch != nil {
-		f.batch.add(f, &t)
-		f.wmu.Unlock()
-		return nil
-	}
 	return f.commitLocked(ctx, op, name, &t)
 }
 
 // commitLocked commits t's mutations (group commit) and returns once they
-// are durable; the caller holds wmu, which commitLocked releases.
+// are durable, or, on a Batch's filesystem, adds them to the batch; the
+// caller holds wmu, which commitLocked releases.
 func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
+	if f.batch != nil {
+		f.batch.add(f, t)
+		f.wmu.Unlock()
+		return nil
+	}
 	req := f.stage(t)
 	lead := f.commits.enqueue(req)
 	f.wmu.Unlock()
