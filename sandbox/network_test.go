@@ -197,3 +197,31 @@ func TestParseNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowlistNames: an allowlisted name is resolved on the host when a
+// run starts; the sandbox gets it in /etc/hosts, no DNS, and rules that
+// accept exactly its addresses at that port.
+func TestAllowlistNames(t *testing.T) {
+	policy, err := ParseNetwork("localhost:8080,192.0.2.7:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := newNetRun(context.Background(), policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etc := n.etcFiles()
+	if etc["hosts"] != "127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.0.1\tlocalhost\n" {
+		t.Errorf("hosts:\n%s", etc["hosts"])
+	}
+	if strings.Contains(etc["resolv.conf"], "nameserver") {
+		t.Errorf("resolv.conf with an allowlist:\n%s", etc["resolv.conf"])
+	}
+	rules := n.ruleset()
+	for _, want := range []string{"policy drop;", "ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 8080 accept",
+		"ip daddr 192.0.2.7 meta l4proto { tcp, udp } th dport 443 accept"} {
+		if !strings.Contains(rules, want) {
+			t.Errorf("rules lack %q:\n%s", want, rules)
+		}
+	}
+}
