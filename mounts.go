@@ -39,6 +39,9 @@ type MountInfo struct {
 	Options mount.Options `json:"options"`
 	// Pending lists paths waiting for write-back.
 	Pending []string `json:"pending,omitempty"`
+	// Conflicts lists the pending paths whose write-back hit an upstream
+	// change (ResolveMount settles them).
+	Conflicts []string `json:"conflicts,omitempty"`
 }
 
 // persistMounts records the URL-sourced rows of specs for workspace id in
@@ -157,6 +160,7 @@ func (w *Workspace) Mounts() []MountInfo {
 		mi := MountInfo{Root: s.Root, Source: s.Source, Options: o}
 		if mgr != nil {
 			mi.Pending = mgr.Pending(s.Root)
+			mi.Conflicts = mgr.Conflicts(s.Root)
 		}
 		out = append(out, mi)
 	}
@@ -216,6 +220,19 @@ func (w *Workspace) Refresh(ctx context.Context, root string) error {
 // (mount.Manager.Prefetch).
 func (w *Workspace) Prefetch(ctx context.Context, root string) error {
 	return w.withManager("prefetch", root, func(m *mount.Manager) error { return m.Prefetch(ctx, root) })
+}
+
+// ResolveMount settles the write-back conflict at rel under root
+// (mount.Manager.Resolve): mount.KeepLocal force-pushes the workspace's
+// state, mount.TakeUpstream takes the source's.
+func (w *Workspace) ResolveMount(ctx context.Context, root, rel string, r mount.Resolution) error {
+	return w.withManager("resolve", root, func(m *mount.Manager) error { return m.Resolve(ctx, root, rel, r) })
+}
+
+// settle writes back the debounced changes of w's mounts now
+// (mount.Manager.Settle).
+func (w *Workspace) settle(ctx context.Context) error {
+	return w.withManager("settle", "", func(m *mount.Manager) error { return m.Settle(ctx) })
 }
 
 // IndexMounts indexes every mount not indexed yet and returns the errors

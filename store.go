@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -285,6 +287,21 @@ func (s *Store) Close() error {
 		errs = append(errs, w.close())
 	}
 	errs = append(errs, s.release())
+	return errors.Join(errs...)
+}
+
+// Settle writes back now the debounced mount changes of every open
+// workspace (what their timers would write later), for a process about to
+// exit; Close alone leaves them pending for the next open. Conflicted
+// paths stay pending.
+func (s *Store) Settle(ctx context.Context) error {
+	s.mu.Lock()
+	open := slices.Collect(maps.Values(s.open))
+	s.mu.Unlock()
+	var errs []error
+	for _, w := range open {
+		errs = append(errs, w.settle(ctx))
+	}
 	return errors.Join(errs...)
 }
 

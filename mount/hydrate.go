@@ -86,7 +86,7 @@ func (m *Manager) Hydrate(ctx context.Context, name string) error {
 // Concurrency at a time, so later reads make no requests. Errors are
 // joined; the stubs that failed stay stubs.
 func (m *Manager) Prefetch(ctx context.Context, root string) error {
-	m.awaitIndex()
+	m.awaitIndex(false)
 	rows, err := m.byRoot(root)
 	if err != nil {
 		return err

@@ -17,7 +17,39 @@ import (
 // indexAll indexes every mount in parallel; refresh re-lists lazy mounts
 // that are already indexed too.
 func (m *Manager) indexAll(ctx context.Context, refresh bool) error {
-	return m.each(m.mounts, func(mt *mounted) error { return m.index(ctx, mt, refresh) })
+	return m.each(m.mounts, func(mt *mounted) error { return m.indexRow(ctx, mt, refresh) })
+}
+
+// indexRow runs index and keeps mt's failure state: the error operations
+// under the root report, and the persisted failure record that spaces out
+// retries (failures.go).
+func (m *Manager) indexRow(ctx context.Context, mt *mounted, refresh bool) error {
+	err := m.index(ctx, mt, refresh)
+	mt.mu.Lock()
+	if err == nil {
+		mt.failed = nil
+	} else if _, indexed, serr := m.state(ctx, mt); serr == nil && !indexed {
+		mt.failed = err // nothing came in: say why
+	}
+	failed := mt.failed
+	mt.mu.Unlock()
+	if rerr := m.recordFailure(ctx, mt, failed); rerr != nil {
+		m.log.Warn("record index failure", "root", mt.spec.Root, "err", rerr)
+	}
+	return err
+}
+
+// firstIndex is a mount's index on first use: unless retry (an explicit
+// Index or Refresh), skipped with the recorded cause while a recent
+// failure's backoff lasts.
+func (m *Manager) firstIndex(ctx context.Context, mt *mounted, retry bool) error {
+	if err := m.backingOff(ctx, mt); err != nil && !retry {
+		mt.mu.Lock()
+		mt.failed = err
+		mt.mu.Unlock()
+		return err
+	}
+	return m.indexRow(ctx, mt, false)
 }
 
 // each runs fn for every row in parallel and joins the errors.
@@ -52,7 +84,7 @@ func (m *Manager) state(ctx context.Context, mt *mounted) (rootState, bool, erro
 // fork); refresh re-lists an indexed lazy mount. It builds the mount
 // (calling a factory once) in any case, and decides whether this
 // workspace owns the write-back of a read-write mount.
-func (m *Manager) index(ctx context.Context, mt *mounted, refresh bool) error {
+func (m *Manager) index(ctx context.Context, mt *mounted, refresh bool) (err error) {
 	mnt, strategy, err := m.build(ctx, mt)
 	if err != nil {
 		return rootErr("index", mt, err)
@@ -72,6 +104,13 @@ func (m *Manager) index(ctx context.Context, mt *mounted, refresh bool) error {
 	case indexed:
 		return rootErr("refresh", mt, m.rematerialize(ctx, mt, mnt.(Eager), st))
 	}
+	defer func() {
+		if err == nil {
+			mt.mu.Lock()
+			mt.brought = true
+			mt.mu.Unlock()
+		}
+	}()
 	var (
 		items          []vfs.Item
 		entries, bytes int64
@@ -85,7 +124,8 @@ func (m *Manager) index(ctx context.Context, mt *mounted, refresh bool) error {
 	if err != nil {
 		return rootErr("index", mt, err)
 	}
-	return rootErr("index", mt, m.commitIndex(ctx, mt, mnt, strategy, items, entries, bytes))
+	err = rootErr("index", mt, m.commitIndex(ctx, mt, mnt, strategy, items, entries, bytes))
+	return err
 }
 
 // local reports whether mt's write-back stays in this workspace: its tree
@@ -146,7 +186,7 @@ func (mt *mounted) checkCaps(entries, bytes int64) error {
 // listItems lists a lazy mount and returns its stubs (symbolic links and
 // empty files are written whole).
 func (m *Manager) listItems(ctx context.Context, mt *mounted, l Lazy) (items []vfs.Item, entries, bytes int64, err error) {
-	ents, err := l.List(ctx)
+	ents, err := listCapped(ctx, mt, l)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -165,6 +205,26 @@ func (m *Manager) listItems(ctx context.Context, mt *mounted, l Lazy) (items []v
 		return nil, 0, 0, err
 	}
 	return items, entries, bytes, nil
+}
+
+// listCapped lists l; a PageLister stops as soon as the entries listed
+// so far (ignored ones left out) pass mt's caps.
+func listCapped(ctx context.Context, mt *mounted, l Lazy) ([]Entry, error) {
+	o := mt.spec.Options
+	pl, ok := l.(PageLister)
+	if !ok || o.MaxEntries <= 0 && o.MaxBytes <= 0 {
+		return l.List(ctx)
+	}
+	var entries, bytes int64
+	return pl.ListPages(ctx, func(page []Entry) error {
+		for _, e := range page {
+			if !mt.ignored(e.Path) {
+				entries++
+				bytes += e.Size
+			}
+		}
+		return mt.checkCaps(entries, bytes)
+	})
 }
 
 // stubItem is the item of one listed entry.
@@ -316,7 +376,7 @@ func (m *Manager) walkLocal(ctx context.Context, mt *mounted) (map[string]localF
 // with pending write-back keeps its local state; an upstream change there
 // is reported as an "upstream-changed" conflict.
 func (m *Manager) refresh(ctx context.Context, mt *mounted, l Lazy, _ rootState) error {
-	ents, err := l.List(ctx)
+	ents, err := listCapped(ctx, mt, l)
 	if err != nil {
 		return err
 	}
@@ -362,12 +422,21 @@ func (m *Manager) refresh(ctx context.Context, mt *mounted, l Lazy, _ rootState)
 
 // Refresh re-lists root's lazy mount (or re-materializes its eager mount)
 // and applies upstream changes; root "" refreshes every mount. Virtual
-// mounts are live and need none. Errors leave the tree as it was.
+// mounts are live and need none. A mount this call's first index just
+// brought in is not listed twice. Errors leave the tree as it was.
 func (m *Manager) Refresh(ctx context.Context, root string) error {
-	m.awaitIndex()
 	rows, err := m.byRoot(root)
 	if err != nil {
 		return err
 	}
-	return m.each(rows, func(mt *mounted) error { return m.index(ctx, mt, true) })
+	ran, _ := m.awaitIndex(true)
+	return m.each(rows, func(mt *mounted) error {
+		mt.mu.Lock()
+		fresh := ran && mt.brought
+		mt.mu.Unlock()
+		if fresh {
+			return nil
+		}
+		return m.indexRow(ctx, mt, true)
+	})
 }

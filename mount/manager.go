@@ -64,6 +64,8 @@ type Manager struct {
 	indexDone chan struct{} // closed when the first lazy index finished
 	indexed   atomic.Bool   // set (under indexMu) once it has
 
+	failMu sync.Mutex // orders updates of the failure records
+
 	flights   flights
 	pathLocks sync.Map // root NUL rel → *sync.Mutex (lockPath)
 
@@ -75,9 +77,14 @@ type mounted struct {
 	spec Spec
 	path string // the FS path of the root ("data" for "/data")
 
-	mu       sync.Mutex // guards m and strategy; held while building
+	mu       sync.Mutex // guards m, strategy, failed, brought; held while building
 	m        Mount
 	strategy Strategy
+	// failed is why the last index of an unindexed mount failed (nil once
+	// one succeeds): operations under the root report it.
+	failed error
+	// brought is set when this Manager's index brought the mount in.
+	brought bool
 }
 
 // rootState is the JSON value of rootAttr.
@@ -196,6 +203,8 @@ func (m *Manager) CheckWrite(op, name string) error {
 		return nil
 	case rel == ".":
 		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %s is a mount point", errdefs.ErrReadOnly, mt.spec.Root)}
+	case mt.indexFailure() != nil:
+		return &fs.PathError{Op: op, Path: name, Err: mt.indexFailure()}
 	case mt.spec.Options.Mode == ReadOnly:
 		return &fs.PathError{Op: op, Path: name, Err: errdefs.ErrReadOnly}
 	case !m.cfg.Table.Ignored(name):
@@ -232,18 +241,30 @@ func (m *Manager) Virtual(ctx context.Context, name string) (vfs.Virtual, string
 	case !ok && !m.aboveRoot(name):
 		return nil, "", false
 	}
-	m.awaitIndex()
+	m.awaitIndex(false)
 	if !ok {
 		return nil, "", false
 	}
 	mt.mu.Lock()
 	v, isV := mt.m.(Virtual)
+	failed := mt.failed
 	mt.mu.Unlock()
-	if !isV {
+	switch {
+	case failed != nil:
+		return failedMount{failed}, rel, true
+	case !isV:
 		return nil, "", false
 	}
 	return v, rel, true
 }
+
+// failedMount serves the paths under a mount whose index failed: every
+// operation reports why, instead of "file does not exist".
+type failedMount struct{ err error }
+
+func (f failedMount) Stat(context.Context, string) (fs.FileInfo, error)      { return nil, f.err }
+func (f failedMount) ReadDir(context.Context, string) ([]fs.DirEntry, error) { return nil, f.err }
+func (f failedMount) ReadFile(context.Context, string) ([]byte, error)       { return nil, f.err }
 
 // aboveRoot reports whether FS path name is a directory above a mount
 // root ("." is above every root).
@@ -272,41 +293,56 @@ func (b building) Stat(context.Context, string) (fs.FileInfo, error)      { retu
 func (b building) ReadDir(context.Context, string) ([]fs.DirEntry, error) { return nil, b.err() }
 func (b building) ReadFile(context.Context, string) ([]byte, error)       { return nil, b.err() }
 
-// awaitIndex runs the first index of every mount once per Manager (errors
-// are logged and returned by Index; a failed mount is retried by Index or
-// Refresh, not by every operation).
-func (m *Manager) awaitIndex() {
+// indexFailure returns why mt's index failed, or nil.
+func (mt *mounted) indexFailure() error {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	return mt.failed
+}
+
+// awaitIndex runs the first index of every mount once per Manager and
+// reports whether this call ran it, with its errors joined; retry (an
+// explicit Index or Refresh) also indexes mounts in failure backoff. Errors are logged, and operations
+// under the mount report them (failedMount). A mount whose index failed
+// recently (failure records, backoff) is not listed again by every
+// process that opens the workspace: Index and Refresh retry it now.
+func (m *Manager) awaitIndex(retry bool) (ran bool, err error) {
 	if m.indexed.Load() {
-		return
+		return false, nil
 	}
 	m.indexMu.Lock()
 	if m.indexed.Load() {
 		m.indexMu.Unlock()
-		return
+		return false, nil
 	}
 	if m.indexDone != nil {
 		done := m.indexDone
 		m.indexMu.Unlock()
 		<-done
-		return
+		return false, nil
 	}
 	done := make(chan struct{})
 	m.indexDone = done
 	m.indexMu.Unlock()
-	if err := m.indexAll(context.Background(), false); err != nil {
+	ctx := context.Background()
+	if err = m.each(m.mounts, func(mt *mounted) error { return m.firstIndex(ctx, mt, retry) }); err != nil {
 		m.log.Warn("index mounts", "err", err)
 	}
 	m.indexMu.Lock()
 	m.indexed.Store(true)
 	m.indexMu.Unlock()
 	close(done)
+	return true, err
 }
 
 // Index indexes every mount not indexed yet (in this workspace's tree),
-// all in parallel, and returns their errors joined. A mount whose index
-// fails brings nothing in. Index is idempotent.
+// all in parallel, and returns their errors joined; a mount whose index
+// failed before is retried now. A mount whose index fails brings nothing
+// in. Index is idempotent.
 func (m *Manager) Index(ctx context.Context) error {
-	m.awaitIndex()
+	if ran, err := m.awaitIndex(true); ran {
+		return err // just tried: not again
+	}
 	return m.indexAll(ctx, false)
 }
 

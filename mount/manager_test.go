@@ -142,12 +142,24 @@ func TestIndexFailures(t *testing.T) {
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "/data") {
 				t.Fatalf("index: %v, want %v naming /data", err, c.want)
 			}
-			if _, err := f.Stat(ctx, "data"); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("a failed index left data behind: %v", err)
+			// Operations under the root report the cause, and nothing came in.
+			if _, err := f.Stat(ctx, "data/a"); !errors.Is(err, c.want) {
+				t.Fatalf("stat under the failed mount: %v, want the index's cause %v", err, c.want)
+			}
+			if ents, err := f.ReadDir(ctx, "."); err != nil || slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return e.Name() == "data" }) {
+				t.Fatalf("a failed index left data behind: %v %v", ents, err)
 			}
 			if read(t, f, "other/c/d") != "x" {
 				t.Fatal("the other mount was not indexed")
 			}
+			// The next process does not list a mount that just failed
+			// again: it reports the recorded cause; Refresh retries.
+			lists := src.lists.Load()
+			m2 := s.Attach(f, "ws", []mount.Spec{{Root: "/data", Mount: src, Options: c.opts}, {Root: "/other", Mount: newSource(files)}}, nil)
+			if _, err := f.Stat(ctx, "data/a"); !errors.Is(err, c.want) || src.lists.Load() != lists {
+				t.Fatalf("first use after a failure: %v after %d more lists, want the recorded cause and none", err, src.lists.Load()-lists)
+			}
+			m = m2
 			// The failed mount indexes once the source recovers.
 			src.mu.Lock()
 			src.failList = nil
@@ -375,5 +387,22 @@ func TestRefresh(t *testing.T) {
 	}
 	if _, err := f.Stat(ctx, "data/gone"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("gone upstream: %v", err)
+	}
+}
+
+// TestRefreshNeverIndexed: a refresh that starts with the first index
+// lists the source once, not twice.
+func TestRefreshNeverIndexed(t *testing.T) {
+	src := newSource(map[string]string{"a": "1"})
+	s := mounttest.NewStore(t)
+	f := s.Create("ws")
+	m := s.Attach(f, "ws", []mount.Spec{{Root: "/data", Mount: src}}, nil)
+	ok(t, m.Refresh(ctx, "/data"))
+	if n := src.lists.Load(); n != 1 {
+		t.Fatalf("refresh of a never-indexed mount listed %d times", n)
+	}
+	ok(t, m.Refresh(ctx, "/data"))
+	if n := src.lists.Load(); n != 2 {
+		t.Fatalf("a second refresh: %d lists, want 2", n)
 	}
 }

@@ -67,6 +67,14 @@ type Writable interface {
 	Delete(ctx context.Context, rel, ifVersion string) error
 }
 
+// PageLister is a Lazy mount that lists in pages: the index sees each page
+// as it arrives (page) and stops the listing when page fails (a cap was
+// passed: errdefs.ErrQuota), instead of listing everything first. The
+// entries returned are List's.
+type PageLister interface {
+	ListPages(ctx context.Context, page func([]Entry) error) ([]Entry, error)
+}
+
 // PrefixLister is a Lazy mount that can list below one directory (rel,
 // relative to the root) without listing the whole source; write-back uses
 // it to find what lay below a removed directory.

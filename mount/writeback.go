@@ -446,6 +446,28 @@ func (m *Manager) Flush(ctx context.Context, root string) error {
 	return errors.Join(errs...)
 }
 
+// Settle writes back now what the debounce timers would write later: the
+// pending paths of debounced mounts that are not in conflict. A process
+// about to exit calls it (Close leaves them pending for the next
+// Attach); manual mounts wait for Flush.
+func (m *Manager) Settle(ctx context.Context) error {
+	var errs []error
+	for _, mt := range m.mounts {
+		if mt.spec.Options.WriteBack != Debounce || mt.spec.Options.Mode != ReadWrite {
+			continue
+		}
+		conflicted := m.wb.conflicts(mt.spec.Root)
+		var rels []string
+		for _, rel := range m.wb.list(mt.spec.Root) {
+			if !slices.Contains(conflicted, rel) {
+				rels = append(rels, rel)
+			}
+		}
+		errs = append(errs, m.parallel(rels, func(rel string) error { return m.flushPath(ctx, mt, rel) }))
+	}
+	return errors.Join(errs...)
+}
+
 // flushPath writes rel's final state to mt's source (writeBackPath),
 // after its pending parents': a file that became a directory is deleted
 // before anything is put below it, and a file under a removed directory

@@ -50,10 +50,16 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 	return st, nil
 }
 
-// close closes the store if it was opened.
+// close closes the store if it was opened. It first writes back the
+// debounced mount changes the command made (the process would otherwise
+// exit before their window); a failure there is a warning, since the
+// changes are safe in the workspace and stay pending.
 func (a *app) close() error {
 	if a.st == nil {
 		return nil
+	}
+	if err := a.st.Settle(context.Background()); err != nil {
+		fmt.Fprintf(a.stderr, "forkspace: warning: write-back left pending (see 'mount ls', 'mount flush'): %v\n", err)
 	}
 	if err := a.st.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)

@@ -21,6 +21,7 @@ const (
 	exitBusy     = 8
 	exitCorrupt  = 9
 	exitNotEmpty = 10
+	exitConflict = 11
 )
 
 // exitCodes maps error classes to exit codes, first match wins: the more
@@ -31,6 +32,7 @@ var exitCodes = []struct {
 }{
 	{errdefs.ErrBusy, exitBusy},
 	{errdefs.ErrCorrupt, exitCorrupt},
+	{errdefs.ErrConflict, exitConflict},
 	{errdefs.ErrQuota, exitQuota},
 	{errdefs.ErrReadOnly, exitReadOnly},
 	{fs.ErrPermission, exitReadOnly},

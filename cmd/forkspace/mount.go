@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -11,12 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/mount/bundlemount"
 	"github.com/forkspace/forkspace/mount/devmount"
 	"github.com/forkspace/forkspace/mount/gitmount"
 	"github.com/forkspace/forkspace/mount/hostmount"
 	"github.com/forkspace/forkspace/mount/s3mount"
+	"github.com/forkspace/forkspace/vfs"
 )
 
 // mountDrivers are the built-in mount URL schemes.
@@ -60,7 +64,79 @@ func mountCmd(a *app) *cobra.Command {
 		mountActionCmd(a, "flush", "Write pending changes under ROOT (every mount if omitted) back to the source", (*forkspace.Workspace).Flush),
 		mountActionCmd(a, "refresh", "Re-list ROOT's source (every mount if omitted) and apply upstream changes", (*forkspace.Workspace).Refresh),
 		mountActionCmd(a, "prefetch", "Fetch every not-yet-read file under ROOT (every mount if omitted)", (*forkspace.Workspace).Prefetch),
+		mountConflictsCmd(a), mountResolveCmd(a),
 	)
+	return c
+}
+
+// mountConflictsCmd lists the paths whose write-back hit an upstream
+// change.
+func mountConflictsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "conflicts",
+		Short: "List paths whose write-back conflicts with an upstream change (exit 11 when any)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			w, err := a.liveWorkspace(c)
+			if err != nil {
+				return err
+			}
+			var paths []string
+			for _, m := range w.Mounts() {
+				for _, rel := range m.Conflicts {
+					paths = append(paths, path.Join(m.Root, rel))
+				}
+			}
+			if a.json {
+				if err := a.printJSON(paths); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range paths {
+					fmt.Fprintln(a.stdout, p)
+				}
+			}
+			if len(paths) > 0 {
+				return fmt.Errorf("%d write-back conflicts (resolve with 'mount resolve PATH --keep-local|--take-upstream'): %w", len(paths), errdefs.ErrConflict)
+			}
+			return nil
+		},
+	}
+}
+
+// mountResolveCmd settles a conflict.
+func mountResolveCmd(a *app) *cobra.Command {
+	var keep, take bool
+	c := &cobra.Command{
+		Use:   "resolve PATH (--keep-local | --take-upstream)",
+		Short: "Settle a write-back conflict: force-push the local version, or take the upstream one",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			if keep == take {
+				return usage("give exactly one of --keep-local and --take-upstream")
+			}
+			r := mount.KeepLocal
+			if take {
+				r = mount.TakeUpstream
+			}
+			w, err := a.liveWorkspace(c)
+			if err != nil {
+				return err
+			}
+			p, err := vfs.CleanPath(argv[0])
+			if err != nil {
+				return err
+			}
+			for _, m := range w.Mounts() {
+				if rel, ok := strings.CutPrefix(p, m.Root[1:]+"/"); ok {
+					return w.ResolveMount(c.Context(), m.Root, rel, r)
+				}
+			}
+			return &fs.PathError{Op: "resolve", Path: argv[0], Err: fmt.Errorf("%w: not under a mount", fs.ErrNotExist)}
+		},
+	}
+	c.Flags().BoolVar(&keep, "keep-local", false, "write the workspace's version to the source, whatever it holds")
+	c.Flags().BoolVar(&take, "take-upstream", false, "drop the local change and take the source's version")
 	return c
 }
 

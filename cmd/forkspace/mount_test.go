@@ -54,3 +54,45 @@ func TestMountCommands(t *testing.T) {
 	}
 	c.fails(exitReadOnly, []byte("x"), "-w", "alpha", "put", "-", "dev/zero/x")
 }
+
+// TestMountConflictCommands: a debounced write is written back before the
+// command exits; a conflict exits 11, is listed by 'mount conflicts',
+// survives a refresh, and 'mount resolve --keep-local' force-pushes it;
+// removing a mount root is exit 7, not 8 (store busy).
+func TestMountConflictCommands(t *testing.T) {
+	c := newCLI(t)
+	c.ok(nil, "init")
+	host := t.TempDir()
+	hostFile := filepath.Join(host, "f.txt")
+	if err := os.WriteFile(hostFile, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.ok(nil, "workspace", "create", "w", "--mount", "/h=file://"+host+"?mode=rw")
+	c.ok([]byte("debounced\n"), "-w", "w", "put", "-", "h/new.txt")
+	if b, _ := os.ReadFile(filepath.Join(host, "new.txt")); string(b) != "debounced\n" {
+		t.Fatalf("a debounced write did not reach the source by exit: %q", b)
+	}
+	c.fails(exitReadOnly, nil, "-w", "w", "rm", "-r", "/h")
+
+	c.ok(nil, "workspace", "create", "m", "--mount", "/h=file://"+host+"?mode=rw&writeback=manual")
+	c.ok(nil, "-w", "m", "cat", "h/f.txt")
+	c.ok([]byte("local\n"), "-w", "m", "put", "-", "h/f.txt")
+	if err := os.WriteFile(hostFile, []byte("upstream edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.fails(exitConflict, nil, "-w", "m", "mount", "flush")
+	if out, _, code := c.run(nil, "-w", "m", "mount", "conflicts"); code != exitConflict || out != "/h/f.txt\n" {
+		t.Fatalf("mount conflicts: exit %d\n%s", code, out)
+	}
+	c.ok([]byte("local again\n"), "-w", "m", "put", "-", "h/f.txt")
+	c.ok(nil, "-w", "m", "mount", "refresh")
+	if got := c.ok(nil, "-w", "m", "cat", "h/f.txt"); got != "local again\n" {
+		t.Fatalf("refresh after a conflict discarded the local edit: %q", got)
+	}
+	c.fails(exitUsage, nil, "-w", "m", "mount", "resolve", "/h/f.txt")
+	c.ok(nil, "-w", "m", "mount", "resolve", "/h/f.txt", "--keep-local")
+	if b, _ := os.ReadFile(hostFile); string(b) != "local again\n" {
+		t.Fatalf("keep-local did not force-push: %q", b)
+	}
+	c.ok(nil, "-w", "m", "mount", "conflicts")
+}

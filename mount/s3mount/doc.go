@@ -23,11 +23,21 @@
 //     them, so servers that do not implement the newer flexible checksums
 //     (R2, MinIO, gofakes3…) accept every request.
 //
-// Errors: a missing key or bucket is fs.ErrNotExist, a refused credential
-// is fs.ErrPermission, a failed If-Match is errdefs.ErrConflict, an endpoint
-// that cannot be reached (connection refused, DNS failure, timeout) is
-// ErrUnreachable; writes on a read-only mount are errdefs.ErrReadOnly. Path
-// operations return *fs.PathError. The SDK's cause stays wrapped.
+// Writes carry preconditions (mount.Writable): a Put with a version sends
+// If-Match, a Put of a new file If-None-Match: *, a Delete with a version
+// If-Match; mount.Unconditional sends none. ListPrefix lists below one
+// directory (write-back of a removed directory), ListPages lets an index
+// stop at its caps.
+//
+// Errors: a missing key or bucket is fs.ErrNotExist, a refused or unknown
+// credential is fs.ErrPermission (versitygw answers an unknown access key
+// with 404 XAdminUserNotFound), a failed precondition is
+// errdefs.ErrConflict (as is a key refused below an object, or on a
+// directory of keys), an endpoint that cannot be reached (connection
+// refused, DNS failure, no answer within Options.Timeout — default 2
+// minutes, URL timeout=30s) is ErrUnreachable; writes on a read-only
+// mount are errdefs.ErrReadOnly. Path operations return *fs.PathError.
+// The SDK's cause stays wrapped.
 //
 // A Mount is safe for concurrent use.
 //

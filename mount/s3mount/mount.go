@@ -47,6 +47,7 @@ var (
 	_ mount.Lazy         = (*Mount)(nil)
 	_ mount.Writable     = (*Mount)(nil)
 	_ mount.PrefixLister = (*Mount)(nil)
+	_ mount.PageLister   = (*Mount)(nil)
 )
 
 // Open builds a Mount. It does not contact the server: an unreachable
@@ -117,7 +118,13 @@ func (m *Mount) Kind() string { return "s3" }
 // per page, in key order. Errors: see the package doc; nothing is returned
 // with an error.
 func (m *Mount) List(ctx context.Context) ([]mount.Entry, error) {
-	return m.list(ctx, m.prefix)
+	return m.list(ctx, m.prefix, nil)
+}
+
+// ListPages implements mount.PageLister: List, showing each page to page
+// as it arrives and stopping at its first error (the listing's error).
+func (m *Mount) ListPages(ctx context.Context, page func([]mount.Entry) error) ([]mount.Entry, error) {
+	return m.list(ctx, m.prefix, page)
 }
 
 // ListPrefix implements mount.PrefixLister: the objects below directory
@@ -127,11 +134,12 @@ func (m *Mount) ListPrefix(ctx context.Context, rel string) ([]mount.Entry, erro
 	if err != nil {
 		return nil, err
 	}
-	return m.list(ctx, key+"/")
+	return m.list(ctx, key+"/", nil)
 }
 
-// list enumerates the objects under prefix (which is below m.prefix).
-func (m *Mount) list(ctx context.Context, prefix string) ([]mount.Entry, error) {
+// list enumerates the objects under prefix (which is below m.prefix),
+// showing each page to page when it is not nil.
+func (m *Mount) list(ctx context.Context, prefix string, seen func([]mount.Entry) error) ([]mount.Entry, error) {
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(m.bucket)}
 	if prefix != "" {
 		in.Prefix = aws.String(prefix)
@@ -149,6 +157,7 @@ func (m *Mount) list(ctx context.Context, prefix string) ([]mount.Entry, error) 
 		if err != nil {
 			return nil, wrap("list", m.bucket+"/"+prefix, err)
 		}
+		first := len(entries)
 		for _, obj := range page.Contents {
 			rel, ok := m.rel(aws.ToString(obj.Key))
 			if !ok {
@@ -161,6 +170,11 @@ func (m *Mount) list(ctx context.Context, prefix string) ([]mount.Entry, error) 
 				ModTime: aws.ToTime(obj.LastModified),
 				Version: aws.ToString(obj.ETag),
 			})
+		}
+		if seen != nil {
+			if err := seen(entries[first:]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return dropShadowed(entries), nil

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/forkspace/forkspace/mount"
 )
@@ -14,7 +15,7 @@ const Scheme = "s3"
 
 // New builds a Mount from a mount URL
 //
-//	s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path_style=true&page_size=N&max_attempts=N]
+//	s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path_style=true&page_size=N&max_attempts=N&timeout=D]
 //
 // The common mount parameters (mode, ignore, …) were already read into
 // opts and removed from u by mount.ParseURL. Credentials come from the
@@ -75,8 +76,14 @@ func parseURL(u *url.URL) (Options, error) {
 				return bad("max_attempts %q is not a positive integer", v)
 			}
 			o.MaxAttempts = n
+		case k == "timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return bad("timeout %q is not a positive duration (\"30s\")", v)
+			}
+			o.Timeout = d
 		default:
-			return bad("unknown parameter %q (known: endpoint, region, path_style, page_size, max_attempts)", k)
+			return bad("unknown parameter %q (known: endpoint, region, path_style, page_size, max_attempts, timeout)", k)
 		}
 	}
 	return o, nil

@@ -4,9 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/mount/s3mount"
+	"io/fs"
+	"net"
 	"net/url"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace/internal/s3test"
 	"github.com/forkspace/forkspace/mount"
@@ -210,5 +215,100 @@ func TestDeleteCost(t *testing.T) {
 		if n := srv.Count("DELETE", fmt.Sprintf("/%s/p/f%02d", bucket, i)); n != 1 {
 			t.Errorf("f%02d: %d DELETEs", i, n)
 		}
+	}
+}
+
+// TestStalledServer: a server that accepts connections and never answers
+// fails a read with ErrUnreachable after the request timeout, instead of
+// hanging it.
+func TestStalledServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	o := endpointOptions("http://"+ln.Addr().String(), "p")
+	o.Timeout = 200 * time.Millisecond
+	m := open(t, o)
+	within(t, "a fetch from a stalled server", func() {
+		if _, err := m.Fetch(t.Context(), "x"); !errors.Is(err, s3mount.ErrUnreachable) {
+			t.Errorf("fetch = %v, want ErrUnreachable", err)
+		}
+		if _, err := m.List(t.Context()); !errors.Is(err, s3mount.ErrUnreachable) {
+			t.Errorf("list = %v, want ErrUnreachable", err)
+		}
+	})
+}
+
+// within fails the test when fn has not returned after a generous
+// deadline (a hang, not a slow run).
+func within(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s never returned", what)
+	}
+}
+
+// TestUnknownAccessKey: versitygw answers an unknown access key with 404
+// XAdminUserNotFound; that is a permission error, not a missing file.
+func TestUnknownAccessKey(t *testing.T) {
+	srv := s3test.StartVersity(t, bucket)
+	srv.Seed(t, bucket, "p/f", []byte("x"))
+	o := endpointOptions(srv.URL, "p")
+	o.Credentials = &s3mount.Credentials{AccessKeyID: "nobody", SecretAccessKey: "nothing"}
+	m := open(t, o)
+	if _, err := m.List(t.Context()); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("list with an unknown key = %v, want fs.ErrPermission", err)
+	}
+	if _, err := m.Fetch(t.Context(), "f"); !errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("fetch with an unknown key = %v, want fs.ErrPermission", err)
+	}
+	o.Credentials = &s3mount.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: "wrong secret"}
+	if _, err := open(t, o).Fetch(t.Context(), "f"); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("fetch with a wrong secret = %v, want fs.ErrPermission", err)
+	}
+}
+
+// TestCapStopsListing: a cap of 15 entries over 100 objects listed 5 per
+// page stops after the fourth page, not after all 20.
+func TestCapStopsListing(t *testing.T) {
+	srv := s3test.StartVersity(t, bucket)
+	for i := range 100 {
+		srv.Seed(t, bucket, fmt.Sprintf("p/f%03d", i), []byte("x"))
+	}
+	store := mounttest.NewStore(t)
+	f := store.Create("ws")
+	spec := versitySpec(t, srv, "&page_size=5&maxentries=15")
+	m := store.Attach(f, "ws", []mount.Spec{spec}, nil)
+	srv.Reset()
+	if err := m.Index(t.Context()); !errors.Is(err, errdefs.ErrQuota) {
+		t.Fatalf("index = %v, want errdefs.ErrQuota", err)
+	}
+	if lists := srv.Count("GET", "/"+bucket); lists != 4 {
+		t.Fatalf("a cap of 15 entries at 5 per page cost %d LISTs, want 4", lists)
 	}
 }
