@@ -4,25 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/mount/mounttest"
 )
-
-// within fails the test when fn has not returned after a generous
-// deadline (a hang, not a slow run).
-func within(t *testing.T, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); fn() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s never returned (deadlock)", what)
-	}
-}
 
 // TestFactoryReadsWorkspace: a factory reads workspace state through
 // Context.FS (outside mount roots) during the index that calls it, and
@@ -68,7 +54,7 @@ func TestFactoryReadsWorkspace(t *testing.T) {
 				{Root: "/other", Mount: newSource(map[string]string{"y": "y"})},
 			}, nil)
 			defer m.Close()
-			within(t, "the first operation", func() { tc.first(t, m, func(p string) ([]byte, error) { return f.ReadFile(ctx, p) }) })
+			mounttest.Within(t, "the first operation", func() { tc.first(t, m, func(p string) ([]byte, error) { return f.ReadFile(ctx, p) }) })
 			if calls != 1 {
 				t.Fatalf("factory called %d times", calls)
 			}
@@ -77,7 +63,7 @@ func TestFactoryReadsWorkspace(t *testing.T) {
 					t.Errorf("factory read under %s: %v, want ErrBusy", what, err)
 				}
 			}
-			within(t, "a read after the index", func() {
+			mounttest.Within(t, "a read after the index", func() {
 				if got := read(t, f, "data/x"); got != "from prefix/x" {
 					t.Errorf("data/x = %q", got)
 				}

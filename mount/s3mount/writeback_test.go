@@ -250,7 +250,7 @@ func TestStalledServer(t *testing.T) {
 	o := endpointOptions("http://"+ln.Addr().String(), "p")
 	o.Timeout = 200 * time.Millisecond
 	m := open(t, o)
-	within(t, "a fetch from a stalled server", func() {
+	mounttest.Within(t, "a fetch from a stalled server", func() {
 		if _, err := m.Fetch(t.Context(), "x"); !errors.Is(err, s3mount.ErrUnreachable) {
 			t.Errorf("fetch = %v, want ErrUnreachable", err)
 		}
@@ -258,19 +258,6 @@ func TestStalledServer(t *testing.T) {
 			t.Errorf("list = %v, want ErrUnreachable", err)
 		}
 	})
-}
-
-// within fails the test when fn has not returned after a generous
-// deadline (a hang, not a slow run).
-func within(t *testing.T, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); fn() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s never returned", what)
-	}
 }
 
 // TestUnknownAccessKey: versitygw answers an unknown access key with 404
