@@ -52,10 +52,14 @@ const (
 	reasonReadOnly  = "read-only path"
 	reasonKeptLocal = "conflict: workspace change kept"
 	reasonSpecial   = "unsupported file type"
-	// A refused pull-back drops every change with one of these.
-	reasonQuota    = "quota exceeded"
-	reasonDiskFull = "no space left on the store's disk"
-	reasonFailed   = "pull-back failed"
+)
+
+// Reasons in ExecResult.Dropped of the changes of a refused pull-back
+// (every change not dropped for a reason of its own gets one of these).
+const (
+	ReasonQuota    = "quota exceeded"
+	ReasonDiskFull = "no space left on the store's disk"
+	ReasonFailed   = "pull-back failed"
 )
 
 // puller applies the command's changes to the live workspace.
@@ -110,11 +114,11 @@ func (p *puller) land(ws *vfs.FS, changes []hostChange) (changed, dropped []prov
 func failReason(err error) string {
 	switch {
 	case errors.Is(err, errdefs.ErrQuota):
-		return reasonQuota
+		return ReasonQuota
 	case errors.Is(err, syscall.ENOSPC):
-		return reasonDiskFull
+		return ReasonDiskFull
 	}
-	return reasonFailed
+	return ReasonFailed
 }
 
 // pull applies changes (deletions first, then the rest parents first) and

@@ -73,7 +73,7 @@ func TestPullBackRefusedForQuota(t *testing.T) {
 	writeWS(t, ws, "keep.txt", "original\n", 0o644)
 	res := mustExec(t, s, "echo changed > keep.txt; echo a > a.txt; head -c 60000 /dev/urandom > b.bin; "+
 		"head -c 60000 /dev/urandom > c.bin; echo z > z.txt")
-	refusedWhole(t, res, reasonQuota, "a.txt", "b.bin", "c.bin", "keep.txt", "z.txt")
+	refusedWhole(t, res, ReasonQuota, "a.txt", "b.bin", "c.bin", "keep.txt", "z.txt")
 	if !strings.Contains(res.PullError, "quota exceeded") {
 		t.Errorf("pull error %q", res.PullError)
 	}
@@ -150,7 +150,7 @@ func TestPullBackDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := mustExec(t, s, "head -c 1000 /dev/urandom > keep.bin; for i in 1 2 3 4 5 6 7 8; do head -c 1048576 /dev/urandom > f$i.bin; done")
-	refusedWhole(t, res, reasonDiskFull, "f1.bin", "f2.bin", "f3.bin", "f4.bin", "f5.bin", "f6.bin", "f7.bin", "f8.bin", "keep.bin")
+	refusedWhole(t, res, ReasonDiskFull, "f1.bin", "f2.bin", "f3.bin", "f4.bin", "f5.bin", "f6.bin", "f7.bin", "f8.bin", "keep.bin")
 	check := func(ws *forkspace.Workspace) {
 		t.Helper()
 		got, err := ws.ReadFile(ctx, "keep.bin")

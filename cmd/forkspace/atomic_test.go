@@ -3,9 +3,11 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -99,4 +101,34 @@ func TestImportRefusedChangesNothing(t *testing.T) {
 	}
 	c.fails(exitInvalid, buf.Bytes(), "-w", "q", "import", "-", "--to", "/x")
 	empty()
+}
+
+// TestExecPullRefused is issue 16 item 3 through the CLI: a run whose
+// changes pass the quota exits 6, says so on stderr, and leaves the
+// workspace as it was; --json reports pulled_back false.
+func TestExecPullRefused(t *testing.T) {
+	c := newCLI(t)
+	c.ok(nil, "workspace", "create", "q", "--quota-bytes", "100000")
+	c.ok([]byte("original\n"), "-w", "q", "put", "-", "keep.txt")
+	cmd := "echo changed > keep.txt; echo a > a.txt; head -c 60000 /dev/urandom > b.bin; head -c 60000 /dev/urandom > c.bin; echo z > z.txt"
+	_, errs, code := c.run(nil, "-w", "q", "exec", "--", cmd)
+	if code != exitQuota || !strings.Contains(errs, "exit code 0") || !strings.Contains(errs, "pull-back refused") ||
+		!strings.Contains(errs, "not kept: modified keep.txt (quota exceeded)") {
+		t.Fatalf("exec past the quota: exit %d\nstderr %q", code, errs)
+	}
+	if got := c.ok(nil, "-w", "q", "cat", "keep.txt"); got != "original\n" {
+		t.Fatalf("keep.txt = %q", got)
+	}
+	if u := usageOf(c, "q"); u.Entries != 1 {
+		t.Fatalf("workspace after a refused pull-back: %+v", u)
+	}
+	out, _, code := c.run(nil, "-w", "q", "exec", "--json", "--", cmd)
+	var res struct {
+		ExitCode   int    `json:"exit_code"`
+		PulledBack bool   `json:"pulled_back"`
+		PullError  string `json:"pull_error"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitQuota || res.ExitCode != 0 || res.PulledBack || res.PullError == "" {
+		t.Fatalf("exec --json past the quota: exit %d, %v\n%s", code, err, out)
+	}
 }

@@ -42,7 +42,8 @@ func execCmd(a *app) *cobra.Command {
 			"workspace. One argument is a shell command (/bin/sh -c); several are quoted into one.\n" +
 			"Output streams as it comes; how the run ended and what it used go to stderr afterwards (with\n" +
 			"--json, the whole result goes to stdout instead). The exit status is the command's, 124 when\n" +
-			"it timed out and 137 when a limit killed it.",
+			"it timed out, 137 when a limit killed it, and 6 (quota) or 1 when the workspace refused the\n" +
+			"command's changes (then none of them was kept).",
 		Example: "  forkspace -w agent-1 exec -- go test ./...\n" +
 			"  forkspace -w agent-1 exec --memory 512MiB --timeout 10m -- 'make -j4 && make check'",
 		Args: args(cobra.MinimumNArgs(1)),
@@ -86,6 +87,8 @@ func execCmd(a *app) *cobra.Command {
 				return err
 			}
 			switch {
+			case res.PullError != "":
+				return exitStatus{pullExit(res)}
 			case res.TimedOut:
 				return exitStatus{exitTimedOut}
 			case res.Killed != "":
@@ -105,6 +108,17 @@ func execCmd(a *app) *cobra.Command {
 	f.StringVar(&disk, "disk", "", "most bytes the command may add to the workspace, e.g. 1GiB (default 4GiB)")
 	f.StringVar(&network, "network", "off", "network: off, full (not the host) or HOST:PORT,... (only those)")
 	return c
+}
+
+// pullExit is the exit status of a run whose changes the workspace
+// refused: 6 for the quota, 1 otherwise.
+func pullExit(res provider.ExecResult) int {
+	for _, d := range res.Dropped {
+		if d.Reason == sandbox.ReasonQuota {
+			return exitQuota
+		}
+	}
+	return exitFailure
 }
 
 // parseSize parses a --memory or --disk value ("" is 0: the default).
