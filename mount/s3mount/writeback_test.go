@@ -299,3 +299,41 @@ func TestCapStopsListing(t *testing.T) {
 		t.Fatalf("a cap of 15 entries at 5 per page cost %d LISTs, want 4", lists)
 	}
 }
+
+// TestForkDebounceTimerStaysLocal: the debounce timer a new manager arms
+// at open for the fork's persisted pending paths, and Settle, write
+// nothing to the parent's source.
+func TestForkDebounceTimerStaysLocal(t *testing.T) {
+	ctx := t.Context()
+	srv := s3test.StartVersity(t, bucket)
+	srv.Seed(t, bucket, "p/keep.txt", []byte("parent's"))
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	spec, err := mount.ParseSpec("/data=s3://"+bucket+"/p?path_style=true&mode=rw&writebackms=20&max_attempts=1&endpoint="+url.QueryEscape(srv.URL), drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := mounttest.NewStore(t)
+	parent := store.Create("parent")
+	if err := store.Attach(parent, "parent", []mount.Spec{spec}, nil).Index(ctx); err != nil {
+		t.Fatal(err)
+	}
+	child := store.Fork(parent, "parent", "child")
+	cm := store.Attach(child, "child", []mount.Spec{spec}, nil)
+	if err := cm.Close(); err != nil { // before the write: its timer never fires
+		t.Fatal(err)
+	}
+	write(t, child, "data/leak.txt", "x")
+	cm = store.Attach(child, "child", []mount.Spec{spec}, nil) // re-arms the timer
+	for deadline := time.Now().Add(30 * time.Second); len(cm.Pending("/data")) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the re-armed timer never ran")
+		}
+	}
+	if err := cm.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if keys := srv.Keys(t, bucket, "p/"); !slices.Equal(keys, []string{"p/keep.txt"}) {
+		t.Fatalf("the fork's timer reached the parent's source: %v", keys)
+	}
+}
