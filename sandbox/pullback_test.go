@@ -72,8 +72,11 @@ func TestPullBackRefusedForQuota(t *testing.T) {
 	s, ws, st := quotaShell(t, filepath.Join(t.TempDir(), "store"), 100_000)
 	writeWS(t, ws, "keep.txt", "original\n", 0o644)
 	res := mustExec(t, s, "echo changed > keep.txt; echo a > a.txt; head -c 60000 /dev/urandom > b.bin; "+
-		"head -c 60000 /dev/urandom > c.bin; echo z > z.txt")
+		"head -c 60000 /dev/urandom > c.bin; echo z > z.txt; echo done")
 	refusedWhole(t, res, ReasonQuota, "a.txt", "b.bin", "c.bin", "keep.txt", "z.txt")
+	if res.Stdout != "done\n" {
+		t.Errorf("the command's output was lost: %q", res.Stdout)
+	}
 	if !strings.Contains(res.PullError, "quota exceeded") {
 		t.Errorf("pull error %q", res.PullError)
 	}

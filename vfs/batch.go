@@ -44,6 +44,12 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	// settle it before b's operations wait for it under f's lock.
 	f.virtual(ctx, ".")
 	f.lockIdle()
+	locked := true
+	defer func() {
+		if locked { // fn panicked
+			f.wmu.Unlock()
+		}
+	}()
 	b := newFS(f.d, f.root)
 	b.log, b.foldRows, b.quota = f.log, -1, f.quota // no ws: b never writes staging rows
 	b.ov = f.wov.Clone()                            // everything is durable: wov equals ov
@@ -58,14 +64,15 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	b.wmu.Lock() // a straggling mutation of b finishes first
 	f.inoNext, f.inoEnd = b.inoNext, b.inoEnd
 	b.wmu.Unlock()
-	if err != nil {
+	if err != nil || len(log.acc.muts)+len(log.acc.intents) == 0 {
+		locked = false
 		f.wmu.Unlock()
-		return f.release(ctx, err, log.acc.intents)
-	}
-	if len(log.acc.muts) == 0 && len(log.acc.intents) == 0 {
-		f.wmu.Unlock()
+		if err != nil {
+			return f.release(ctx, err, log.acc.intents)
+		}
 		return nil
 	}
+	locked = false // commitLocked unlocks
 	if err := f.commitLocked(ctx, op, ".", &log.acc); err != nil {
 		return f.release(ctx, err, log.acc.intents)
 	}

@@ -335,3 +335,24 @@ func TestNestedBatch(t *testing.T) {
 		t.Fatalf("after nested batches: %v", d)
 	}
 }
+
+// TestBatchPanic: a panicking fn changes nothing and leaves f usable.
+func TestBatchPanic(t *testing.T) {
+	ctx := context.Background()
+	f := newFS(t)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("no panic")
+			}
+		}()
+		_ = f.Batch(ctx, func(b *vfs.FS) error {
+			must(t, b.WriteFile(ctx, "x", []byte("x"), 0o644))
+			panic("boom")
+		})
+	}()
+	if _, err := f.Stat(ctx, "x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a panicked batch landed: %v", err)
+	}
+	must(t, f.WriteFile(ctx, "y", []byte("y"), 0o644))
+}
