@@ -136,11 +136,45 @@ func TestServeHTTP(t *testing.T) {
 	}
 }
 
-// serve starts "forkspace serve" on a free port and returns the /mcp URL
-// and a function that stops it (idempotent).
-func serve(t testing.TB, store string) (string, func()) {
+// TestServeExecCannotReachServer is the end-to-end regression test of
+// defect 3 of issue 8: a command run through exec reached the server on
+// the host's 127.0.0.1. Under the default policy a call that asks for the
+// network is refused; under --network full it gets a network, but neither
+// the server's loopback address nor the host (slirp's gateway) answers.
+func TestServeExecCannotReachServer(t *testing.T) {
+	for _, policy := range []string{"off", "full"} {
+		t.Run(policy, func(t *testing.T) {
+			c := newCLI(t)
+			url, stop := serve(t, c.store, "--network", policy)
+			defer stop()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "net-test", Version: "1"}, nil).
+				Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "?workspace=net"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			port := url[strings.LastIndex(url, ":")+1 : strings.LastIndex(url, "/")]
+			script := "grep -c tap0 /proc/net/dev; for h in 127.0.0.1 10.0.2.2; do " +
+				"python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=3)' " +
+				"http://$h:" + port + "/healthz >/dev/null 2>&1 && echo REACHED $h; done; true"
+			text, isErr := mcpCall(t, cs, "exec", map[string]any{"command": script, "network": true})
+			switch {
+			case policy == "off":
+				if !isErr || !strings.Contains(text, "network access is off") {
+					t.Errorf("exec with network under --network off: %q", text)
+				}
+			case isErr || strings.Contains(text, "REACHED") || !strings.Contains(text, "stdout:\n1"):
+				t.Errorf("exec with network under --network full:\n%s", text)
+			}
+		})
+	}
+}
+
+// serve starts "forkspace serve" on a free port (with extra flags) and
+// returns the /mcp URL and a function that stops it (idempotent).
+func serve(t testing.TB, store string, extra ...string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(binary, "--store", store, "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(binary, append([]string{"--store", store, "serve", "--addr", "127.0.0.1:0"}, extra...)...)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
