@@ -33,6 +33,7 @@ func execCmd(a *app) *cobra.Command {
 		memory, disk      string
 		processes, nfiles int
 		network           string
+		root              bool
 	)
 	c := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARG...]",
@@ -68,7 +69,7 @@ func execCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sh := sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy})
+			sh := sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy, Root: root})
 			defer sh.Close()
 			stdout, stderr := a.stdout, a.stderr
 			if a.json {
@@ -107,6 +108,7 @@ func execCmd(a *app) *cobra.Command {
 	f.IntVar(&nfiles, "open-files", 0, "most open files per process (default 4096)")
 	f.StringVar(&disk, "disk", "", "most bytes the command may add to the workspace, e.g. 1GiB (default 4GiB)")
 	f.StringVar(&network, "network", "off", "network: off, full (not the host) or HOST:PORT,... (only those)")
+	f.BoolVar(&root, "root", false, "run as uid 0 inside the sandbox (still without capabilities)")
 	return c
 }
 

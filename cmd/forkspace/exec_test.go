@@ -47,7 +47,10 @@ func TestExecCLI(t *testing.T) {
 	if out := c.ok(nil, "-w", "w", "exec", "--network", "full", "--", "cat /proc/net/dev"); !strings.Contains(out, "tap0") {
 		t.Errorf("exec --network full: %q", out)
 	}
-	if log := c.ok(nil, "log", "-w", "w"); strings.Count(log, "exec") != 5 {
+	if out := c.ok(nil, "-w", "w", "exec", "--root", "--", "id -u; grep CapEff /proc/self/status"); out != "0\nCapEff:\t0000000000000000\n" {
+		t.Errorf("exec --root: %q", out)
+	}
+	if log := c.ok(nil, "log", "-w", "w"); strings.Count(log, "exec") != 6 {
 		t.Errorf("audit log:\n%s", log)
 	}
 }
