@@ -94,6 +94,17 @@ func TestWriteFileFromAtomic(t *testing.T) {
 	}
 	vfstest.Equal(t, before, vfstest.Dump(t, f))
 
+	// A directory is refused before the stream is read.
+	must(t, f.Mkdir(ctx, "dir", 0o755))
+	before = vfstest.Dump(t, f)
+	r := bytes.NewReader(make([]byte, 10))
+	_, err = f.WriteFileFrom(ctx, "dir", r, 0o644)
+	vfstest.IsPathErr(t, err, errdefs.ErrIsDir)
+	if r.Len() != 10 {
+		t.Fatalf("read %d bytes for a directory", 10-r.Len())
+	}
+	vfstest.Equal(t, before, vfstest.Dump(t, f))
+
 	// Within the room: replaced entirely (the old size counts as room).
 	next := randBytes(6, 99_000)
 	n, err := f.WriteFileFrom(ctx, "f", bytes.NewReader(next), 0o600)

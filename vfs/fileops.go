@@ -179,22 +179,26 @@ func (f *FS) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm f
 }
 
 // room returns how large file name may become under the byte quota now
-// (its current size plus the free bytes), or -1 without a byte quota. The
-// commit checks again; room only stops a stream early.
+// (its current size plus the free bytes), or -1 without a byte quota; a
+// directory at name is errdefs.ErrIsDir, found before anything is read.
+// The commit checks again; room only stops a stream early.
 func (f *FS) room(ctx context.Context, op, name string) (int64, error) {
-	q := f.quota.MaxBytes
-	if q <= 0 {
-		return -1, nil
-	}
-	var room int64
+	q, room := f.quota.MaxBytes, int64(-1)
 	err := f.read(op, name, func(t *txn) error {
+		n, err := t.lookup(ctx, name, true)
+		exists := err == nil && n.exists()
+		switch {
+		case exists && n.typ == typeDir:
+			return errdefs.ErrIsDir
+		case q <= 0:
+			return nil
+		}
 		u, err := t.usage(ctx)
 		if err != nil {
 			return err
 		}
-		room = q - u.Bytes
-		n, err := t.lookup(ctx, name, true)
-		if err == nil && n.exists() && n.typ == typeFile {
+		room = max(q-u.Bytes, 0)
+		if exists && n.typ == typeFile {
 			a, err := t.attr(ctx, n.ino)
 			if err != nil {
 				return err
@@ -203,7 +207,7 @@ func (f *FS) room(ctx context.Context, op, name string) (int64, error) {
 		}
 		return nil
 	})
-	return max(room, 0), err
+	return room, err
 }
 
 // releaseOnError releases the upload intents of an operation that failed.
