@@ -127,7 +127,7 @@ func TestEnvironmentScrubbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
-	if len(lines) != 2 || lines[0] != "[] /workspace /workspace given" {
+	if len(lines) != 2 || lines[0] != "[] /tmp/home /workspace given" {
 		t.Errorf("environment: %q", res.Stdout)
 	}
 	for _, env := range []map[string]string{{"A=B": "x"}, {"": "x"}, {"X": "a\x00b"}} {
@@ -201,10 +201,11 @@ func TestTimeoutKillsEverything(t *testing.T) {
 func TestHugeOutput(t *testing.T) {
 	s, _ := newShell(t, Options{MaxOutput: 1000})
 	res := mustExec(t, s, "head -c 5000000 /dev/zero | tr '\\0' a; yes err | head -c 3000 >&2")
-	if !strings.HasPrefix(res.Stdout, strings.Repeat("a", 1000)+"\n[output truncated: 4999000 more bytes]") {
+	// The head and the tail survive, around a marker counting the rest.
+	if want := strings.Repeat("a", 500) + "\n[output truncated: 4999000 bytes cut here]\n" + strings.Repeat("a", 500); res.Stdout != want {
 		t.Errorf("stdout: %.80q… (%d bytes)", res.Stdout, len(res.Stdout))
 	}
-	if !strings.Contains(res.Stderr, "[output truncated: 2000 more bytes]") {
+	if !strings.HasPrefix(res.Stderr, "err\nerr\n") || !strings.Contains(res.Stderr, "err\n[output truncated: ") || !strings.HasSuffix(res.Stderr, "bytes cut here]\nerr\n"+strings.Repeat("err\n", 123)) {
 		t.Errorf("stderr: %q", res.Stderr)
 	}
 	marker := fmt.Sprintf("%d", 200000+time.Now().UnixNano()%100000)

@@ -26,12 +26,15 @@
 //
 // The command runs as /bin/sh -c in bubblewrap (Debian package bubblewrap)
 // with every namespace unshared (the network too: see Network), the work
-// dir bound read-write at MountPoint (its working directory and HOME),
-// /usr and the other system directories read-only, the dynamic linker's
-// files from /etc, a synthesized /etc/passwd and /etc/group (never the
-// host's), fresh /proc (with /proc/sys read-only), /dev and /tmp, the rest
-// of the root read-only, --die-with-parent and --new-session, and a
-// scrubbed environment (PATH, HOME, LANG and ExecRequest.Env). A timeout (default 60 s, at most
+// dir bound read-write at MountPoint (its working directory), /usr and
+// the other system directories read-only, the dynamic linker's files from
+// /etc, a synthesized /etc/passwd and /etc/group (never the host's), fresh
+// /proc (with /proc/sys read-only), /dev, a /tmp of its own (a tmpfs
+// bounded by the memory and disk limits, holding HOME, ScratchHome: caches
+// and logs never reach the workspace), the rest of the root read-only,
+// --die-with-parent and --new-session, and a scrubbed environment (PATH,
+// HOME, TMPDIR and LANG, then Options.Env, then ExecRequest.Env except the
+// names in Options.LockEnv). A timeout (default 60 s, at most
 // Options.MaxTimeout) kills bubblewrap's process group; its pid namespace
 // takes every process of the command with it. stdout and stderr are capped
 // (default 64 KiB each) with a marker saying how many bytes were cut.

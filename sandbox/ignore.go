@@ -6,8 +6,8 @@ import (
 )
 
 // DefaultIgnore are the paths not pulled back when Options.Ignore is nil:
-// caches that tools write under HOME (which is the work dir) or next to
-// sources, which are large, rebuilt at will and worthless in history.
+// caches that tools write in the workspace (XDG_CACHE_HOME pointed
+// there, or next to sources), which are large, rebuilt at will and worthless in history.
 var DefaultIgnore = []string{".cache", "**/node_modules/.cache", "**/__pycache__"}
 
 // matcher decides which workspace paths are ignored. A pattern is a

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,5 +149,36 @@ func TestDiskLimit(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestScratchOutsideWorkspace: what tools write under HOME and TMPDIR
+// never reaches the workspace (npm's logs once landed in checkpoints).
+func TestScratchOutsideWorkspace(t *testing.T) {
+	s, ws := newShell(t, Options{})
+	res := execReq(t, s, provider.ExecRequest{Command: "mkdir -p $HOME/.npm/_logs && echo log > $HOME/.npm/_logs/l && echo t > $TMPDIR/t && cat $HOME/.npm/_logs/l"})
+	if res.ExitCode != 0 || res.Stdout != "log\n" || len(res.Changed) != 0 {
+		t.Errorf("writes to HOME and TMPDIR: %+v", res)
+	}
+	if _, ok := readWS(t, ws, ".npm/_logs/l"); ok {
+		t.Error("a file under HOME reached the workspace")
+	}
+	res = execReq(t, s, provider.ExecRequest{Command: "head -c 3000000 /dev/zero > /tmp/big", Limits: provider.Limits{Disk: 1 << 20}})
+	if res.ExitCode == 0 {
+		t.Errorf("/tmp holds more than the disk limit: %+v", res)
+	}
+}
+
+// TestOperatorEnv: the operator's variables go over the defaults, a
+// request's over those except the names the operator keeps.
+func TestOperatorEnv(t *testing.T) {
+	s, _ := newShell(t, Options{Env: map[string]string{"PATH": "/opt/tool/bin:" + sandboxPath, "PROXY": "op"}, LockEnv: []string{"PATH"}})
+	res := execReq(t, s, provider.ExecRequest{Command: `echo "$PATH $PROXY"`, Env: map[string]string{"PROXY": "call"}})
+	if res.Stdout != "/opt/tool/bin:"+sandboxPath+" call\n" {
+		t.Errorf("environment: %q", res.Stdout)
+	}
+	_, err := s.Exec(context.Background(), provider.ExecRequest{Command: "echo ran > ran", Env: map[string]string{"PATH": "/evil"}})
+	if !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("request setting a kept variable: %v, want fs.ErrPermission", err)
 	}
 }

@@ -6,18 +6,19 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/forkspace/forkspace/provider"
 )
 
 // MountPoint is where the work directory appears inside the sandbox: the
-// command's working directory and HOME.
+// command's working directory.
 const MountPoint = "/workspace"
 
 // sandboxPath is the PATH commands run with.
@@ -41,6 +42,10 @@ type run struct {
 	disk *diskMeter
 	// stream receives stdout and stderr as they come (nil: not copied).
 	stream [2]io.Writer
+	// opEnv is the operator's environment (Options.Env); requests may not
+	// set the names in lockEnv.
+	opEnv   map[string]string
+	lockEnv []string
 }
 
 // outcome is how a confined command ended.
@@ -160,19 +165,25 @@ func (r *run) args() []string {
 	a = append(a,
 		"--ro-bind", filepath.Join(r.etcDir, "passwd"), "/etc/passwd",
 		"--ro-bind", filepath.Join(r.etcDir, "group"), "/etc/group",
-		"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--bind", r.workDir, MountPoint, "--chdir", MountPoint, "--remount-ro", "/",
+		"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev")
+	a = append(a, r.scratchArgs()...)
+	a = append(a, "--bind", r.workDir, MountPoint, "--chdir", MountPoint, "--remount-ro", "/",
 		"/bin/sh", "-c", r.req.Command)
 	return a
 }
 
-// env returns the scrubbed environment: PATH, HOME, LANG and the request's
-// variables (which may override them).
+// env returns the scrubbed environment: the defaults (PATH, HOME,
+// TMPDIR, LANG), the operator's Options.Env over them, and the request's
+// variables over those, except the names Options.LockEnv keeps.
 func (r *run) env() ([]string, error) {
-	vars := map[string]string{"PATH": sandboxPath, "HOME": MountPoint, "LANG": "C.UTF-8"}
+	vars := map[string]string{"PATH": sandboxPath, "HOME": ScratchHome, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+	maps.Copy(vars, r.opEnv)
 	for k, v := range r.req.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("exec: environment variable %q: %w", k, fs.ErrInvalid)
+		if err := checkEnv(k, v); err != nil {
+			return nil, err
+		}
+		if slices.Contains(r.lockEnv, k) {
+			return nil, fmt.Errorf("exec: environment variable %s is set by the server: %w", k, fs.ErrPermission)
 		}
 		vars[k] = v
 	}

@@ -62,6 +62,12 @@ type Options struct {
 	// NoCgroups enforces the limits with rlimits only, even where this
 	// process could create cgroups.
 	NoCgroups bool
+	// Env is the operator's environment for commands, over the defaults
+	// (PATH, HOME ScratchHome, TMPDIR /tmp, LANG C.UTF-8): a PATH with
+	// /usr/local/go/bin, a proxy. A request's Env goes over it, except for
+	// the names in LockEnv (such a request fails with fs.ErrPermission).
+	Env     map[string]string
+	LockEnv []string
 	// MaxOutput caps stdout and stderr each when the request sets no cap
 	// (default DefaultMaxOutput).
 	MaxOutput int
@@ -256,7 +262,7 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, limits: limits,
 		timeout: min(cmpOr(req.Timeout, s.opts.Timeout), s.opts.MaxTimeout),
 		max:     cmpOr(req.MaxOutput, s.opts.MaxOutput),
-		disk:    newDiskMeter(s.dir, st.man, ignore)}
+		disk:    newDiskMeter(s.dir, st.man, ignore), opEnv: s.opts.Env, lockEnv: s.opts.LockEnv}
 	if err := r.verify(ctx); err != nil {
 		return res, err
 	}

@@ -10,14 +10,15 @@ import (
 )
 
 type execIn struct {
-	Command        string `json:"command" jsonschema:"shell command, run by /bin/sh -c in the workspace root"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command after this many seconds (default: the server's, 60 s unless configured; capped at the server's maximum)"`
-	CPUSeconds     int    `json:"cpu_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command when its processes used this much CPU time in total (default and cap: the server's)"`
-	MemoryMiB      int    `json:"memory_mib,omitempty" bounds:"0,1048576" jsonschema:"memory limit of the whole process tree in MiB (default and cap: the server's)"`
-	Processes      int    `json:"processes,omitempty" bounds:"0,65536" jsonschema:"most processes and threads alive at once (default and cap: the server's)"`
-	OpenFiles      int    `json:"open_files,omitempty" bounds:"0,1048576" jsonschema:"most open files per process (default and cap: the server's)"`
-	DiskMiB        int    `json:"disk_mib,omitempty" bounds:"0,1048576" jsonschema:"most MiB the command may add to the workspace; past it the command is killed and none of its changes are kept (default and cap: the server's)"`
-	Network        bool   `json:"network,omitempty" jsonschema:"ask for network access: granted only as far as the server's network policy allows (off unless the operator turned it on), never to the host itself"`
+	Command        string            `json:"command" jsonschema:"shell command, run by /bin/sh -c in the workspace root"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command after this many seconds (default: the server's, 60 s unless configured; capped at the server's maximum)"`
+	CPUSeconds     int               `json:"cpu_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command when its processes used this much CPU time in total (default and cap: the server's)"`
+	MemoryMiB      int               `json:"memory_mib,omitempty" bounds:"0,1048576" jsonschema:"memory limit of the whole process tree in MiB (default and cap: the server's)"`
+	Processes      int               `json:"processes,omitempty" bounds:"0,65536" jsonschema:"most processes and threads alive at once (default and cap: the server's)"`
+	OpenFiles      int               `json:"open_files,omitempty" bounds:"0,1048576" jsonschema:"most open files per process (default and cap: the server's)"`
+	DiskMiB        int               `json:"disk_mib,omitempty" bounds:"0,1048576" jsonschema:"most MiB the command may add to the workspace; past it the command is killed and none of its changes are kept (default and cap: the server's)"`
+	Network        bool              `json:"network,omitempty" jsonschema:"ask for network access: granted only as far as the server's network policy allows (off unless the operator turned it on), never to the host itself"`
+	Env            map[string]string `json:"env,omitempty" jsonschema:"environment variables for the command, over the server's (which may keep some names); HOME and TMPDIR are scratch directories outside the workspace"`
 }
 
 func (s *Set) addExec() {
@@ -34,8 +35,12 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return "", argError("command is empty")
 	}
+	if len(in.Env) > maxExecEnv {
+		return "", argError("env holds %d variables; at most %d", len(in.Env), maxExecEnv)
+	}
 	res, err := sh.Exec(ctx, provider.ExecRequest{
 		Command:   in.Command,
+		Env:       in.Env,
 		Timeout:   time.Duration(in.TimeoutSeconds) * time.Second,
 		Network:   in.Network,
 		MaxOutput: DefaultExecOutput,
@@ -55,6 +60,9 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 	}
 	return formatExec(res), nil
 }
+
+// maxExecEnv caps the variables one exec call may set.
+const maxExecEnv = 100
 
 // maxExecChanges caps the changed paths an exec result lists; the rest
 // are counted by operation.
