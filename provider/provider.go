@@ -172,6 +172,9 @@ type ExecResult struct {
 	Limits    Limits `json:"limits,omitzero"`
 	Mechanism string `json:"mechanism,omitempty"`
 	Usage     Usage  `json:"usage,omitzero"`
+	// Queued is how long the run waited for the server's limit on
+	// concurrent runs.
+	Queued time.Duration `json:"queued,omitempty"`
 	// PulledBack reports that the command's changes were applied to the
 	// workspace, all of them at once (except those in Dropped for a
 	// policy reason). When false after the command ran, none were: the

@@ -181,5 +181,8 @@
 // Concurrency: runs on one work dir are serialised (a mutex shared by
 // every Shell on the dir in the process, and a lock file across
 // processes); direct writes to the workspace may go on while a command
-// runs.
+// runs. Across work dirs, Options.Runs (by default a process-wide Limiter
+// of DefaultMaxRuns) bounds the commands running at once; the others
+// wait in arrival order (ExecResult.Queued), and a request cancelled
+// while it waits runs nothing.
 package sandbox

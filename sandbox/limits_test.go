@@ -182,3 +182,29 @@ func TestOperatorEnv(t *testing.T) {
 		t.Errorf("request setting a kept variable: %v, want fs.ErrPermission", err)
 	}
 }
+
+// TestRunLimiter: with the server's one run slot taken, a run waits its
+// turn; cancelled while waiting, it runs nothing; the slot freed, it runs.
+func TestRunLimiter(t *testing.T) {
+	runs := NewLimiter(1)
+	s, ws := newShell(t, Options{Runs: runs})
+	execReq(t, s, provider.ExecRequest{Command: "true"}) // the confinement probe runs once
+	if _, err := runs.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := s.Exec(ctx, provider.ExecRequest{Command: "echo ran > ran"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("exec while the slot is taken: %v", err)
+	}
+	if _, ok := readWS(t, ws, "ran"); ok {
+		t.Error("a run cancelled in the queue ran")
+	}
+	done := make(chan provider.ExecResult)
+	go func() { done <- execReq(t, s, provider.ExecRequest{Command: "echo ran > ran"}) }()
+	runs.release()
+	res := <-done
+	if got, _ := readWS(t, ws, "ran"); got != "ran\n" || res.ExitCode != 0 {
+		t.Errorf("queued run: %+v, ran = %q", res, got)
+	}
+}

@@ -68,6 +68,9 @@ type Options struct {
 	// the names in LockEnv (such a request fails with fs.ErrPermission).
 	Env     map[string]string
 	LockEnv []string
+	// Runs bounds the commands running at once across the Shells sharing
+	// it; nil shares a process-wide Limiter of DefaultMaxRuns.
+	Runs *Limiter
 	// MaxOutput caps stdout and stderr each when the request sets no cap
 	// (default DefaultMaxOutput).
 	MaxOutput int
@@ -161,6 +164,9 @@ func New(ws *forkspace.Workspace, opts Options) *Shell {
 	opts.MaxLimits = orDefault(opts.MaxLimits, opts.Limits)
 	opts.MaxOutput = cmpOr(opts.MaxOutput, DefaultMaxOutput)
 	opts.Bwrap = cmpOr(opts.Bwrap, "bwrap")
+	if opts.Runs == nil {
+		opts.Runs = defaultLimiter()
+	}
 	ro := make([]string, 0, len(opts.ReadOnly))
 	for _, p := range opts.ReadOnly {
 		ro = append(ro, path.Clean("/" + p)[1:])
@@ -270,11 +276,16 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	if !s.opts.NoCgroups {
 		r.cg = hostCgroups()
 	}
+	if res.Queued, err = s.opts.Runs.acquire(ctx); err != nil {
+		return res, err
+	}
 	if req.Network {
 		if r.net, err = newNetRun(ctx, s.opts.Network); err != nil {
+			s.opts.Runs.release()
 			return res, err
 		}
 		if err := writeEtcFiles(s.stateDir(), r.net.etcFiles()); err != nil {
+			s.opts.Runs.release()
 			return res, fmt.Errorf("exec: %w", err)
 		}
 	}
@@ -282,6 +293,7 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	if r.net != nil {
 		err = errors.Join(err, r.net.stop())
 	}
+	s.opts.Runs.release()
 	res.Limits, res.Mechanism = limits, out.mech
 	res.Killed, res.Refused, res.Lingering, res.Usage = out.killed, out.refused, out.lingering, out.usage
 	if err != nil {
