@@ -20,6 +20,9 @@ type Call struct {
 	// Entry.Checkpoint so the call can be rewound. When it fails the call
 	// does not run and the failure is recorded and returned.
 	Checkpoint func(ctx context.Context, label string) (string, error)
+	// Detail, when set, is called after the call and its result recorded
+	// in Entry.Detail.
+	Detail func() string
 }
 
 // Label is the checkpoint label Run uses for a call to tool.
@@ -50,6 +53,9 @@ func Run(ctx context.Context, r Recorder, c Call, fn func(context.Context) ([]st
 		start := time.Now()
 		e.Changed, err = fn(ctx)
 		e.Duration = time.Since(start)
+		if c.Detail != nil {
+			e.Detail = c.Detail()
+		}
 	}
 	if err != nil {
 		e.Error = err.Error()

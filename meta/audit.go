@@ -41,6 +41,9 @@ type AuditEntry struct {
 	// Checkpoint is the checkpoint taken automatically before the call
 	// ("" if none), to which the workspace can be restored to undo it.
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// Detail is what the call reported besides its error: for exec, how
+	// the command ended and what it used ("exit code 0; 1.20s CPU, …").
+	Detail string `json:"detail,omitempty"`
 }
 
 // AuditFilter selects audit entries. Zero fields do not filter.

@@ -3,7 +3,9 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 )
 
@@ -184,6 +186,30 @@ type ExecResult struct {
 	PulledBack bool   `json:"pulled_back"`
 	PullError  string `json:"pull_error,omitempty"`
 }
+
+// Ending says how a run ended: "exit code N", or "killed: " and the limit
+// that stopped it.
+func (r ExecResult) Ending() string {
+	if r.Killed != "" {
+		return "killed: " + r.Killed
+	}
+	return fmt.Sprintf("exit code %d", r.ExitCode)
+}
+
+// String describes the usage ("1.20s CPU, 3.4 MiB peak memory, 4
+// processes at most, 0.0 MiB written, 2 files changed").
+func (u Usage) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%.2fs CPU, %s peak memory", u.CPUTime.Seconds(), mib(u.PeakMemory))
+	if u.Processes > 0 {
+		fmt.Fprintf(&b, ", %d processes at most", u.Processes)
+	}
+	fmt.Fprintf(&b, ", %s written, %d files changed", mib(u.DiskGrowth), u.FilesChanged)
+	return b.String()
+}
+
+// mib formats a byte count in MiB with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // Change is one path a command changed.
 type Change struct {

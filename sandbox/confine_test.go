@@ -210,7 +210,7 @@ func TestHugeOutput(t *testing.T) {
 	}
 	marker := fmt.Sprintf("%d", 200000+time.Now().UnixNano()%100000)
 	res, err := s.Exec(context.Background(), provider.ExecRequest{
-		Command: "exec yes " + marker, Timeout: 300 * time.Millisecond, MaxOutput: 100})
+		Command: "exec yes " + marker, Timeout: 2 * time.Second, MaxOutput: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

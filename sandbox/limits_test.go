@@ -51,7 +51,7 @@ func needCgroups(t *testing.T) {
 
 func TestLingeringChildren(t *testing.T) {
 	s, _ := newShell(t, Options{})
-	res := execReq(t, s, provider.ExecRequest{Command: "for i in $(seq 300); do sleep 1000 & done; echo started", Timeout: time.Minute})
+	res := execReq(t, s, provider.ExecRequest{Command: "for i in $(seq 100); do sleep 1000 & done; echo started", Timeout: time.Minute})
 	if res.ExitCode != 0 || res.Stdout != "started\n" || res.TimedOut || res.Killed != "" {
 		t.Errorf("result %+v", res)
 	}

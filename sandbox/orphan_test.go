@@ -36,7 +36,7 @@ func TestOrphanHelper(t *testing.T) {
 // survive it.
 func TestNoOrphans(t *testing.T) {
 	needBwrap(t)
-	for i := range 5 {
+	for i := range 3 {
 		marker := fmt.Sprintf("%d", 900000000+rand.IntN(99999999))
 		command := fmt.Sprintf("sleep %s.1 & sleep %s.2", marker, marker)
 		helper := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")

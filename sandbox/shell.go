@@ -539,12 +539,15 @@ func (s *Shell) record(ctx context.Context, req provider.ExecRequest, res provid
 	switch {
 	case err != nil:
 		e.Error = err.Error()
+	case res.Killed != "":
+		e.Error = "killed: " + res.Killed
 	case res.PullError != "":
 		e.Error = res.PullError
-	case res.TimedOut:
-		e.Error = "timed out"
 	case res.ExitCode != 0:
 		e.Error = fmt.Sprintf("exit status %d", res.ExitCode)
+	}
+	if err == nil {
+		e.Detail = res.Ending() + "; " + res.Usage.String()
 	}
 	for _, c := range res.Changed {
 		e.Changed = append(e.Changed, c.Path)

@@ -58,6 +58,7 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 	for _, ch := range res.Changed {
 		c.changes(ch.Path)
 	}
+	c.detail = res.Ending() + "; " + res.Usage.String()
 	return formatExec(res), nil
 }
 
@@ -87,18 +88,7 @@ func formatExec(res provider.ExecResult) string {
 // not kept.
 func ExecStatus(res provider.ExecResult) string {
 	var b strings.Builder
-	switch {
-	case res.Killed != "":
-		fmt.Fprintf(&b, "killed: %s (after %s)\n", res.Killed, res.Duration.Round(time.Millisecond))
-	default:
-		fmt.Fprintf(&b, "exit code %d (%s)\n", res.ExitCode, res.Duration.Round(time.Millisecond))
-	}
-	u := res.Usage
-	fmt.Fprintf(&b, "used: %.2fs CPU, %s peak memory", u.CPUTime.Seconds(), mib(u.PeakMemory))
-	if u.Processes > 0 {
-		fmt.Fprintf(&b, ", %d processes at most", u.Processes)
-	}
-	fmt.Fprintf(&b, ", %s written, %d files changed\n", mib(u.DiskGrowth), u.FilesChanged)
+	fmt.Fprintf(&b, "%s (%s)\nused: %s\n", res.Ending(), res.Duration.Round(time.Millisecond), res.Usage)
 	for _, r := range res.Refused {
 		fmt.Fprintf(&b, "limit reached: %s\n", r)
 	}
@@ -153,6 +143,3 @@ func countOps(chs []provider.Change) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// mib formats a byte count in MiB with one decimal.
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -140,7 +140,7 @@ func TestExec(t *testing.T) {
 	if sh.req.Command != "go test ./..." || sh.req.Timeout.Seconds() != 30 || sh.req.Network || sh.req.MaxOutput == 0 {
 		t.Errorf("request = %+v", sh.req)
 	}
-	if n := len(rec.es); n != 2 || rec.es[1].Changed[0] != "out.txt" {
+	if n := len(rec.es); n != 2 || rec.es[1].Changed[0] != "out.txt" || !strings.HasPrefix(rec.es[1].Detail, "exit code 1; 0.00s CPU") {
 		t.Errorf("audit = %+v", rec.es)
 	}
 	res = e.set.Call(context.Background(), tools.Direct(ws), "exec", []byte(`{"command":"  "}`))

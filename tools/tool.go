@@ -167,6 +167,8 @@ type call struct {
 	changed []string
 	// checkpoint is the automatic checkpoint taken before the call.
 	checkpoint string
+	// detail is recorded in the call's audit entry (Entry.Detail).
+	detail string
 }
 
 // changes records a workspace path the call changed.
@@ -224,7 +226,7 @@ func register[In any](s *Set, k kind, name, desc string, out *jsonschema.Schema,
 				out, structured, err = h(ctx, c, in)
 				return err
 			}
-			ac := audit.Call{WorkspaceID: ws.ID(), Tool: name, Args: in}
+			ac := audit.Call{WorkspaceID: ws.ID(), Tool: name, Args: in, Detail: func() string { return c.detail }}
 			if snaps := ws.Snapshots(); k == mutating && s.opts.AutoCheckpoint && snaps != nil {
 				ac.Checkpoint = func(ctx context.Context, label string) (string, error) {
 					cp, err := snaps.Checkpoint(ctx, label)

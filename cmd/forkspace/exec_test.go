@@ -50,8 +50,11 @@ func TestExecCLI(t *testing.T) {
 	if out := c.ok(nil, "-w", "w", "exec", "--root", "--", "id -u; grep CapEff /proc/self/status"); out != "0\nCapEff:\t0000000000000000\n" {
 		t.Errorf("exec --root: %q", out)
 	}
-	if log := c.ok(nil, "log", "-w", "w"); strings.Count(log, "exec") != 6 {
-		t.Errorf("audit log:\n%s", log)
+	var log []struct{ Tool, Error, Detail string }
+	c.json(&log, "log", "-w", "w")
+	if len(log) != 6 || !strings.HasPrefix(log[5].Detail, "exit code 3; ") ||
+		log[3].Error != "killed: disk limit 1 MiB" || !strings.Contains(log[3].Detail, "MiB peak memory") {
+		t.Errorf("audit log: %+v", log)
 	}
 }
 

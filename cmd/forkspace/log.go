@@ -53,14 +53,14 @@ func logCmd(a *app) *cobra.Command {
 				names[i.ID] = i.Name
 			}
 			tw := table(a.stdout)
-			fmt.Fprintln(tw, "SEQ\tTIME\tWORKSPACE\tACTOR\tSESSION\tTOOL\tOUTCOME\tDURATION\tCHANGED\tCHECKPOINT")
+			fmt.Fprintln(tw, "SEQ\tTIME\tWORKSPACE\tACTOR\tSESSION\tTOOL\tOUTCOME\tDURATION\tCHANGED\tCHECKPOINT\tDETAIL")
 			for _, e := range entries {
 				ws := names[e.WorkspaceID]
 				if ws == "" {
 					ws = e.WorkspaceID
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, when(e.Time), dash(ws), dash(e.Actor),
-					dash(e.Session), e.Tool, outcome(e.Error), e.Duration.Round(10_000), paths(e.Changed), dash(e.Checkpoint))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, when(e.Time), dash(ws), dash(e.Actor),
+					dash(e.Session), e.Tool, outcome(e.Error), e.Duration.Round(10_000), paths(e.Changed), dash(e.Checkpoint), dash(e.Detail))
 			}
 			return tw.Flush()
 		},

@@ -19,7 +19,7 @@ func testAudit(t *testing.T, s meta.Store) {
 	at := time.Unix(1700000000, 123456789).UTC()
 	entries := []meta.AuditEntry{
 		{WorkspaceID: "w1", Actor: "alice", Session: "s1", Tool: "write", ArgsDigest: "d1", Duration: time.Millisecond, Changed: []string{"a.txt"}},
-		{WorkspaceID: "w2", Actor: "bob", Session: "s2", Tool: "exec", Error: "exit status 1", Changed: []string{"x", "y/z"}, Checkpoint: "cp-1"},
+		{WorkspaceID: "w2", Actor: "bob", Session: "s2", Tool: "exec", Error: "exit status 1", Changed: []string{"x", "y/z"}, Checkpoint: "cp-1", Detail: "exit code 1; 0.10s CPU"},
 		{WorkspaceID: "w1", Session: "s2", Tool: "rm", Time: at},
 		{Tool: "create"},
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 const (
-	auditColumns = `seq, at, workspace_id, actor, session, tool, args_digest, error, duration_ns, changed, checkpoint`
+	auditColumns = `seq, at, workspace_id, actor, session, tool, args_digest, error, duration_ns, changed, checkpoint, detail`
 
 	qAppendAudit = `INSERT INTO audit_log (` + auditColumns + `)
-		VALUES ($1, COALESCE($2, ` + nowFunc + `()), $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		VALUES ($1, COALESCE($2, ` + nowFunc + `()), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		RETURNING at`
 	// qAudit filters with "$n = ''" / "$n = 0" guards so one prepared
 	// statement serves every filter; a negative LIMIT means none.
@@ -43,7 +43,7 @@ func (t *tx) AppendAudit(e *meta.AuditEntry) error {
 	}
 	var at int64
 	err = t.queryRow(op, true, qAppendAudit, []any{seq, toNanos(e.Time), e.WorkspaceID, e.Actor, e.Session,
-		e.Tool, e.ArgsDigest, e.Error, int64(e.Duration), string(changed), e.Checkpoint}, &at)
+		e.Tool, e.ArgsDigest, e.Error, int64(e.Duration), string(changed), e.Checkpoint, e.Detail}, &at)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func scanAudit(rows *sql.Rows) (meta.AuditEntry, error) {
 		changed string
 	)
 	err := rows.Scan(&e.Seq, &at, &e.WorkspaceID, &e.Actor, &e.Session, &e.Tool, &e.ArgsDigest,
-		&e.Error, &dur, &changed, &e.Checkpoint)
+		&e.Error, &dur, &changed, &e.Checkpoint, &e.Detail)
 	if err != nil {
 		return e, err
 	}
