@@ -65,18 +65,28 @@ func capped1[T cmp.Ordered](req, def, max T) T {
 // the size of one file (one byte past the disk limit: a single file can
 // cross it, never run far past it). Without cgroups the address space and
 // the process count are bounded per process too (fallback): RLIMIT_NPROC
-// counts the processes of the user, and is not enforced for root.
+// counts the processes of the user, and is not enforced for root. Zero
+// limits are left unset.
 func rlimits(l provider.Limits, fallback bool) map[int]unix.Rlimit {
 	cpu := uint64((l.CPUTime + time.Second - 1) / time.Second)
+	fsize := uint64(l.Disk) + 1
+	if l.Disk == 0 {
+		fsize = 0
+	}
 	r := map[int]unix.Rlimit{
-		unix.RLIMIT_CPU:    {Cur: cpu, Max: cpu + 1},
+		unix.RLIMIT_CPU:    {Cur: cpu, Max: cpu + min(cpu, 1)},
 		unix.RLIMIT_NOFILE: same(uint64(l.OpenFiles)),
-		unix.RLIMIT_FSIZE:  same(uint64(l.Disk) + 1),
+		unix.RLIMIT_FSIZE:  same(fsize),
 		unix.RLIMIT_CORE:   same(0),
 	}
 	if fallback {
 		r[unix.RLIMIT_AS] = same(uint64(l.Memory))
 		r[unix.RLIMIT_NPROC] = same(uint64(l.Processes))
+	}
+	for res, lim := range r {
+		if lim.Max == 0 && res != unix.RLIMIT_CORE {
+			delete(r, res) // unset
+		}
 	}
 	return r
 }

@@ -208,3 +208,23 @@ func TestRunLimiter(t *testing.T) {
 		t.Errorf("queued run: %+v, ran = %q", res, got)
 	}
 }
+
+// TestRequestLimitsCapped: a request's limits are lowered to the
+// server's maximum, its zero fields take the server's defaults, and the
+// run reports the limits it had.
+func TestRequestLimitsCapped(t *testing.T) {
+	def := provider.Limits{CPUTime: time.Minute, Memory: 64 << 20, Processes: 50, OpenFiles: 100, Disk: 1 << 20}
+	s, _ := newShell(t, Options{Limits: def})
+	res := execReq(t, s, provider.ExecRequest{Command: "ulimit -n", Limits: provider.Limits{Memory: 1 << 40, OpenFiles: 60}})
+	want := def
+	want.OpenFiles = 60
+	if res.Limits != want || res.Stdout != "60\n" {
+		t.Errorf("limits %+v (ulimit -n %q), want %+v", res.Limits, res.Stdout, want)
+	}
+	if _, err := s.Exec(context.Background(), provider.ExecRequest{Command: "true", Limits: provider.Limits{Disk: -1}}); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("negative limit: %v", err)
+	}
+	if _, err := s.Exec(context.Background(), provider.ExecRequest{Command: "true", Timeout: -time.Second}); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("negative timeout: %v", err)
+	}
+}

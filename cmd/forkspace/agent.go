@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/mcpserver"
@@ -22,6 +24,10 @@ type agentFlags struct {
 	autoCheckpoint bool
 	network        string // sandbox.ParseNetwork syntax
 	execRoot       bool
+	// limits are the server's limits of every exec (requests may only
+	// ask for less); runs bounds the execs running at once.
+	limits limitFlags
+	runs   int
 }
 
 // agent opens the store (creating it if needed) and wires the MCP server:
@@ -50,11 +56,19 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 		return nil, nil, err
 	}
 	a.st = st
+	limits, env, err := f.limits.limits()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := sandbox.Options{Network: network, Root: f.execRoot, Timeout: f.limits.timeout, Limits: limits, MaxLimits: limits, Env: env, LockEnv: slices.Collect(maps.Keys(env))}
+	if f.runs > 0 {
+		opts.Runs = sandbox.NewLimiter(f.runs)
+	}
 	var reg provider.Registry
 	// exec runs in the bubblewrap sandbox; the tools record it in the
 	// audit log (with its changed paths), so the shell itself does not.
 	shell := func(_ context.Context, w *forkspace.Workspace) (provider.Shell, error) {
-		return sandbox.New(w, sandbox.Options{Network: network, Root: f.execRoot}), nil
+		return sandbox.New(w, opts), nil
 	}
 	if err := reg.Register(localprovider.New(st, localprovider.Options{Logger: log, Shell: shell})); err != nil {
 		return nil, nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/sandbox"
@@ -27,13 +28,58 @@ type exitStatus struct{ code int }
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// limitFlags are the limits of a run given on the command line.
+type limitFlags struct {
+	timeout, cpu      time.Duration
+	memory, disk      string
+	processes, nfiles int
+	env               []string
+}
+
+// add registers the flags, each name after prefix ("" or "exec-"), each
+// help text followed by note.
+func (l *limitFlags) add(f *pflag.FlagSet, prefix, note string) {
+	f.DurationVar(&l.timeout, prefix+"timeout", 0, "wall time limit (default 60s)"+note)
+	f.DurationVar(&l.cpu, prefix+"cpu", 0, "CPU time limit of the whole process tree (default 10m)"+note)
+	f.StringVar(&l.memory, prefix+"memory", "", "memory limit of the whole process tree, e.g. 512MiB (default 2GiB)"+note)
+	f.IntVar(&l.processes, prefix+"processes", 0, "most processes and threads alive at once (default 1024)"+note)
+	f.IntVar(&l.nfiles, prefix+"open-files", 0, "most open files per process (default 4096)"+note)
+	f.StringVar(&l.disk, prefix+"disk", "", "most bytes written to the workspace, e.g. 1GiB (default 4GiB)"+note)
+	f.StringArrayVar(&l.env, prefix+"env", nil, "environment variable NAME=VALUE, repeatable"+note)
+}
+
+// limits parses the flags.
+func (l *limitFlags) limits() (provider.Limits, map[string]string, error) {
+	lim := provider.Limits{CPUTime: l.cpu, Processes: l.processes, OpenFiles: l.nfiles}
+	if l.timeout < 0 || l.cpu < 0 || l.processes < 0 || l.nfiles < 0 {
+		return lim, nil, usage("limits must not be negative")
+	}
+	var err error
+	if lim.Memory, err = parseSize("memory", l.memory); err != nil {
+		return lim, nil, err
+	}
+	if lim.Disk, err = parseSize("disk", l.disk); err != nil {
+		return lim, nil, err
+	}
+	var env map[string]string
+	for _, kv := range l.env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return lim, nil, usage("env %q: want NAME=VALUE", kv)
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[k] = v
+	}
+	return lim, env, nil
+}
+
 func execCmd(a *app) *cobra.Command {
 	var (
-		timeout, cpu      time.Duration
-		memory, disk      string
-		processes, nfiles int
-		network           string
-		root              bool
+		l       limitFlags
+		network string
+		root    bool
 	)
 	c := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARG...]",
@@ -54,17 +100,12 @@ func execCmd(a *app) *cobra.Command {
 			if err != nil {
 				return usage("--network: %v", err)
 			}
-			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: timeout, Network: policy.Mode != sandbox.NetworkOff,
-				Limits: provider.Limits{CPUTime: cpu, Processes: processes, OpenFiles: nfiles}}
-			if req.Limits.Memory, err = parseSize("--memory", memory); err != nil {
+			limits, env, err := l.limits()
+			if err != nil {
 				return err
 			}
-			if req.Limits.Disk, err = parseSize("--disk", disk); err != nil {
-				return err
-			}
-			if timeout < 0 || cpu < 0 || processes < 0 || nfiles < 0 {
-				return usage("exec: limits must not be negative")
-			}
+			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: l.timeout, Network: policy.Mode != sandbox.NetworkOff,
+				Limits: limits, Env: env}
 			w, err := a.live(ctx, "exec")
 			if err != nil {
 				return err
@@ -100,15 +141,9 @@ func execCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	f := c.Flags()
-	f.DurationVar(&timeout, "timeout", 0, "kill the command after this long (default: the sandbox's, 60s)")
-	f.DurationVar(&cpu, "cpu", 0, "CPU time limit of the whole process tree (default 10m)")
-	f.StringVar(&memory, "memory", "", "memory limit of the whole process tree, e.g. 512MiB (default 2GiB)")
-	f.IntVar(&processes, "processes", 0, "most processes and threads alive at once (default 1024)")
-	f.IntVar(&nfiles, "open-files", 0, "most open files per process (default 4096)")
-	f.StringVar(&disk, "disk", "", "most bytes the command may add to the workspace, e.g. 1GiB (default 4GiB)")
-	f.StringVar(&network, "network", "off", "network: off, full (not the host) or HOST:PORT,... (only those)")
-	f.BoolVar(&root, "root", false, "run as uid 0 inside the sandbox (still without capabilities)")
+	l.add(c.Flags(), "", "")
+	c.Flags().StringVar(&network, "network", "off", "network: off, full (not the host) or HOST:PORT,... (only those)")
+	c.Flags().BoolVar(&root, "root", false, "run as uid 0 inside the sandbox (still without capabilities)")
 	return c
 }
 
@@ -130,7 +165,7 @@ func parseSize(flag, v string) (int64, error) {
 	}
 	n, err := humanize.ParseBytes(v)
 	if err != nil || n > 1<<62 {
-		return 0, usage("exec: %s %q: want a size such as 512MiB", flag, v)
+		return 0, usage("%s %q: want a size such as 512MiB", flag, v)
 	}
 	return int64(n), nil
 }

@@ -56,6 +56,8 @@ func agentFlagSet(c *cobra.Command, f *agentFlags) {
 	c.Flags().BoolVar(&f.autoCheckpoint, "auto-checkpoint", false, "checkpoint before every mutating tool call, so each can be rewound")
 	c.Flags().StringVar(&f.network, "network", "off", "network for exec: off, full (not the host) or HOST:PORT,... (only those); a call gets it only when it asks")
 	c.Flags().BoolVar(&f.execRoot, "exec-root", false, "run exec commands as uid 0 inside the sandbox (still without capabilities)")
+	f.limits.add(c.Flags(), "exec-", " for every exec (a call may ask for less)")
+	c.Flags().IntVar(&f.runs, "exec-runs", 0, "most execs running at once across workspaces; the others queue (default: twice the CPUs, at least 4)")
 }
 
 type nopWriteCloser struct{ io.Writer }
