@@ -276,24 +276,7 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	if !s.opts.NoCgroups {
 		r.cg = hostCgroups()
 	}
-	if res.Queued, err = s.opts.Runs.acquire(ctx); err != nil {
-		return res, err
-	}
-	if req.Network {
-		if r.net, err = newNetRun(ctx, s.opts.Network); err != nil {
-			s.opts.Runs.release()
-			return res, err
-		}
-		if err := writeEtcFiles(s.stateDir(), r.net.etcFiles()); err != nil {
-			s.opts.Runs.release()
-			return res, fmt.Errorf("exec: %w", err)
-		}
-	}
-	out, err := r.start(ctx)
-	if r.net != nil {
-		err = errors.Join(err, r.net.stop())
-	}
-	s.opts.Runs.release()
+	out, err := s.runQueued(ctx, r, &res.Queued)
 	res.Limits, res.Mechanism = limits, out.mech
 	res.Killed, res.Refused, res.Lingering, res.Usage = out.killed, out.refused, out.lingering, out.usage
 	if err != nil {
@@ -352,6 +335,28 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	}
 	done = true
 	return res, nil
+}
+
+// runQueued waits for a run slot (Options.Runs; queued is how long),
+// brings up the run's network if it asked for one, and runs the command.
+func (s *Shell) runQueued(ctx context.Context, r *run, queued *time.Duration) (out outcome, err error) {
+	if *queued, err = s.opts.Runs.acquire(ctx); err != nil {
+		return out, err
+	}
+	defer s.opts.Runs.release()
+	if r.req.Network {
+		if r.net, err = newNetRun(ctx, s.opts.Network); err != nil {
+			return out, err
+		}
+		if err := writeEtcFiles(s.stateDir(), r.net.etcFiles()); err != nil {
+			return out, fmt.Errorf("exec: %w", err)
+		}
+	}
+	out, err = r.start(ctx)
+	if r.net != nil {
+		err = errors.Join(err, r.net.stop())
+	}
+	return out, err
 }
 
 // discardRun drops what a run wrote when none of it is kept (it crossed
