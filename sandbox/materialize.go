@@ -125,7 +125,12 @@ func (m *materializer) path(p string) (fs.FileInfo, error) {
 		return nil, nil
 	}
 	fi, err := m.snap.Lstat(m.ctx, p)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errdefs.ErrNotDir) {
+	if err == nil && !m.inDir(p) {
+		err = fs.ErrNotExist
+	}
+	// A path resolved through a symbolic link (a looping one: ErrLoop) is
+	// no entry of the workspace: its parent is not a directory.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errdefs.ErrNotDir) || errors.Is(err, errdefs.ErrLoop) {
 		return nil, m.remove(p)
 	}
 	if err != nil {
@@ -157,6 +162,19 @@ func (m *materializer) path(p string) (fs.FileInfo, error) {
 	e.setWorkspace(fi)
 	m.man[p] = e
 	return fi, nil
+}
+
+// inDir reports whether p's parent is a directory of the workspace and not
+// a symbolic link that Lstat followed to reach p (a directory the command
+// removed may come back as a link, and its old children must not be
+// mirrored through it).
+func (m *materializer) inDir(p string) bool {
+	dir := path.Dir(p)
+	if dir == "." {
+		return true
+	}
+	fi, err := m.snap.Lstat(m.ctx, dir)
+	return err == nil && fi.IsDir()
 }
 
 // clearFor removes whatever the host has at p unless it is of kind k.

@@ -99,3 +99,39 @@ func testPropertySync(t *testing.T, walkOnly bool) {
 		}
 	})
 }
+
+// TestSyncLoopingSymlinkOverOldDir is a case TestPropertySync/walk found:
+// a directory the command removed comes back as a symbolic link whose
+// target runs through itself, and the next sync must not resolve the old
+// directory's children through that link (ELOOP).
+func TestSyncLoopingSymlinkOverOldDir(t *testing.T) {
+	needBwrap(t)
+	for _, walkOnly := range []bool{false, true} {
+		t.Run(fmt.Sprint("walk=", walkOnly), func(t *testing.T) {
+			_, ws := newWorkspace(t)
+			ctx := context.Background()
+			s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
+			defer s.Close()
+			s.st.walkOnly = walkOnly
+			if err := ws.MkdirAll(ctx, "d/a", 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Exec(ctx, provider.ExecRequest{Command: "true"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Exec(ctx, provider.ExecRequest{Command: "touch a; rm -rf d"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ws.Symlink(ctx, "d/e/a", "d"); err != nil {
+				t.Fatal(err)
+			}
+			if err := ws.Mkdir(ctx, "e", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Exec(ctx, provider.ExecRequest{Command: "true"}); err != nil {
+				t.Fatal(err)
+			}
+			sameTree(t, s, ws)
+		})
+	}
+}
