@@ -162,3 +162,43 @@ func BenchmarkFirstRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSupervision splits what a run costs beyond bubblewrap: "true"
+// started by exec'ing bwrap directly, through the gate with the rlimits
+// (no cgroup), and through the gate with a cgroup created, polled, read
+// and removed (where this process may create one).
+func BenchmarkSupervision(b *testing.B) {
+	needBwrap(b)
+	bwrap, _ := exec.LookPath("bwrap")
+	dir := b.TempDir()
+	if err := writeEtc(dir); err != nil {
+		b.Fatal(err)
+	}
+	r := &run{bwrap: bwrap, workDir: dir, etcDir: dir, timeout: DefaultTimeout, max: DefaultMaxOutput,
+		limits: DefaultLimits, req: provider.ExecRequest{Command: "true"}}
+	b.Run("bwrap-direct", func(b *testing.B) {
+		for b.Loop() {
+			files, err := r.files()
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd := exec.Command(bwrap, r.args()...)
+			cmd.ExtraFiles = files
+			err = cmd.Run()
+			closeAll(files)
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, cg := range []cgroupBase{{}, hostCgroups()} {
+		r.cg = cg
+		b.Run("gate+"+cmpOr(cg.mech, mechRlimit), func(b *testing.B) {
+			for b.Loop() {
+				if out, err := r.start(context.Background()); err != nil || out.exitCode != 0 {
+					b.Fatal(out, err)
+				}
+			}
+		})
+	}
+}
