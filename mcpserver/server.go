@@ -121,6 +121,11 @@ func (s *Server) handler(tl *tools.Tool) mcp.ToolHandler {
 			if ci := req.Session.InitializeParams(); ci != nil && ci.ClientInfo != nil && ci.ClientInfo.Name != "" {
 				actor.Name = "mcp:" + ci.ClientInfo.Name
 			}
+			if token := req.Params.GetProgressToken(); token != nil {
+				ctx = tools.WithProgress(ctx, func(n float64, msg string) {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+				})
+			}
 			res = tl.Call(audit.WithActor(ctx, actor), b.target, req.Params.Arguments)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, StructuredContent: res.Structured, IsError: res.IsError}, nil

@@ -38,6 +38,7 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 	if len(in.Env) > maxExecEnv {
 		return "", argError("env holds %d variables; at most %d", len(in.Env), maxExecEnv)
 	}
+	stop := reportWhile(ctx, "exec")
 	res, err := sh.Exec(ctx, provider.ExecRequest{
 		Command:   in.Command,
 		Env:       in.Env,
@@ -52,6 +53,7 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 			Disk:      int64(in.DiskMiB) << 20,
 		},
 	})
+	stop()
 	if err != nil {
 		return "", err
 	}

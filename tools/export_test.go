@@ -1,5 +1,7 @@
 package tools
 
+import "time"
+
 // ASCIILower exposes asciiLower to the external tests.
 func ASCIILower(s string) (string, bool) {
 	dst := make([]byte, len(s))
@@ -13,4 +15,12 @@ func SetMaxReadFile(n int64) (restore func()) {
 	old := maxReadFile
 	maxReadFile = n
 	return func() { maxReadFile = old }
+}
+
+// SetProgressEvery sets how often exec reports progress until the
+// returned function restores it.
+func SetProgressEvery(d time.Duration) (restore func()) {
+	old := progressEvery
+	progressEvery = d
+	return func() { progressEvery = old }
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/provider"
@@ -110,5 +112,32 @@ func TestExecReportsLimit(t *testing.T) {
 	}
 	if _, err := e.ws.FS().Stat(context.Background(), "kept"); err == nil {
 		t.Error("a change of a run stopped by the disk limit was kept")
+	}
+}
+
+// TestExecProgress: a long exec reports progress while it runs (an MCP
+// server forwards it as progress notifications) and stops after.
+func TestExecProgress(t *testing.T) {
+	defer tools.SetProgressEvery(50 * time.Millisecond)()
+	e := newSandboxEnv(t, tools.Options{})
+	var mu sync.Mutex
+	var msgs []string
+	ctx := tools.WithProgress(context.Background(), func(_ float64, msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		msgs = append(msgs, msg)
+	})
+	res := e.set.Call(ctx, tools.Direct(e.ws), "exec", []byte(`{"command":"sleep 1"}`))
+	mu.Lock()
+	n := len(msgs)
+	mu.Unlock()
+	if res.IsError || n == 0 || !strings.HasPrefix(msgs[0], "exec: running for") {
+		t.Fatalf("exec of sleep 1: %v, progress %q", res, msgs)
+	}
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(msgs) != n {
+		t.Errorf("progress reported after the call returned: %q", msgs[n:])
 	}
 }
