@@ -24,6 +24,7 @@ type Workspace struct {
 	store  *Store
 	id     string
 	name   string
+	parent string
 	mounts mountState
 }
 
@@ -32,6 +33,10 @@ func (w *Workspace) ID() string { return w.id }
 
 // Name returns the workspace's name.
 func (w *Workspace) Name() string { return w.name }
+
+// ParentID returns the ID of the workspace this one was forked from ("" if
+// none). It stays set when the parent is deleted.
+func (w *Workspace) ParentID() string { return w.parent }
 
 // CreateOptions configure a new workspace.
 type CreateOptions struct {
@@ -158,7 +163,7 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name}
+	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name, parent: row.ParentID}
 	specs, err := s.loadMounts(ctx, row.ID)
 	if err == nil {
 		err = w.attachMounts(ctx, specs)

@@ -202,3 +202,72 @@ func BenchmarkSupervision(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForkFirstRun is the first Exec("true") in a fresh fork of a
+// workspace of 12,800 files of 12 KiB (157 MB) in 128 directories, the
+// case of issue 8: seeded from the parent's materialized work dir, and
+// materialized from the workspace when the parent's is not available (as
+// before seeding existed). For scale, "parent-one-change" is a run in the
+// parent after a one-file change.
+func BenchmarkForkFirstRun(b *testing.B) {
+	needBwrap(b)
+	_, parent := newWorkspace(b)
+	ctx := context.Background()
+	body := make([]byte, 12<<10)
+	for i := range 12_800 {
+		if i%100 == 0 {
+			if err := parent.Mkdir(ctx, fmt.Sprint("d", i/100), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		copy(body, fmt.Sprintf("file %d\n", i))
+		if err := parent.WriteFile(ctx, fmt.Sprintf("d%d/f%d", i/100, i), body, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	base := b.TempDir()
+	ps := New(parent, Options{WorkDir: filepath.Join(base, "parent")})
+	defer ps.Close()
+	mustExec(b, ps, "true")
+	forks := 0
+	firstRun := func(b *testing.B, seeded bool) {
+		var copied int64
+		for b.Loop() {
+			b.StopTimer()
+			forks++
+			fork, err := parent.Fork(ctx, fmt.Sprint("fork", forks), forkspace.ForkOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := fork.WriteFile(ctx, "d7/f707", []byte("changed in the fork"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			fs := New(fork, Options{WorkDir: filepath.Join(base, "fork")})
+			b.StartTimer()
+			mustExec(b, fs, "true")
+			b.StopTimer()
+			if st := fs.Stats(); (st.Seeded > 0) != seeded || st.Full == seeded {
+				b.Fatalf("seeded %v: stats %+v", seeded, st)
+			}
+			copied += fs.Stats().Copied
+			if err := fs.Discard(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(copied)/float64(b.N)/1e6, "MB-copied/op")
+	}
+	b.Run("seeded", func(b *testing.B) { firstRun(b, true) })
+	b.Run("parent-one-change", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			if err := parent.WriteFile(ctx, "d7/f707", []byte(fmt.Sprint("v", i)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			mustExec(b, ps, "true")
+		}
+	})
+	ps.Close() // the parent's work dir is no longer known: no seeding
+	b.Run("unseeded", func(b *testing.B) { firstRun(b, false) })
+}

@@ -22,6 +22,31 @@
 // target) are kept, the others rewritten (Stats.Reused, Stats.Written).
 // setuid and setgid bits are never materialized.
 //
+// A fork's first run starts from its parent's work dir when this process
+// has that one materialized and idle (its manifest known; no run holds it
+// in this or another process, by its lock and token): the parent's
+// entries are recreated in the fork's empty work dir — files by reflink
+// (FICLONE) where the file system supports it, else by copy_file_range,
+// never by hard link, so nothing a command in the fork does reaches the
+// parent's files — with the parent's manifest, hashes included, so no
+// byte is read from the store; a parent file whose stat is not what its
+// manifest says is written from the workspace instead. The sync then
+// diffs the state the parent's dir mirrors against the fork's (vfs.Diff)
+// and writes only the difference (Stats.Seeded, Cloned, Copied). Without
+// such a parent the first run materializes everything.
+//
+// # Work dirs on disk
+//
+// A work dir and its state directory stay on the host between runs and
+// processes. Shell.Discard and RemoveWorkDir remove them (the CLI's
+// workspace delete does); Sweep removes those of the default base that
+// no run used for longer than an idle bound (default DefaultIdle, 24 h; a
+// run marks its dir used by its lock file's mtime) or whose workspace is
+// gone, skipping any a run holds. Exec sweeps the default base itself at
+// most once an hour per process (Options.Idle; negative: never), and the
+// CLI's gc sweeps it too. A run in a removed work dir materializes it
+// again.
+//
 // # Confine
 //
 // The command runs as /bin/sh -c in bubblewrap (Debian package bubblewrap)

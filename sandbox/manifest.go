@@ -140,8 +140,11 @@ func (e *entry) setHost(h hostStat, now time.Time) {
 
 // sameHost reports whether h shows the host path unchanged since e was
 // recorded, without reading it (never for racy entries).
-func (e *entry) sameHost(h hostStat) bool {
-	return !e.racy && kindOf(h.mode) == e.kind && h.mode&permBits == e.perm && h.size == e.size &&
+func (e *entry) sameHost(h hostStat) bool { return !e.racy && e.sameStat(h) }
+
+// sameStat reports whether h is the stat e recorded, racy or not.
+func (e *entry) sameStat(h hostStat) bool {
+	return kindOf(h.mode) == e.kind && h.mode&permBits == e.perm && h.size == e.size &&
 		h.mtime == e.mtime && h.ino == e.hostIno && h.ctime == e.hostCtime
 }
 

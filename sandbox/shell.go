@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/cas"
@@ -84,6 +82,11 @@ type Options struct {
 	// Network is the operator's network policy (default: off). A request
 	// can only ask for less (see NetworkPolicy).
 	Network NetworkPolicy
+	// Idle is how long a work dir in the default base may go without a
+	// run before Exec's sweep (at most hourly per process) removes it
+	// (default DefaultIdle; negative: never). Work dirs elsewhere are not
+	// swept; see Sweep.
+	Idle time.Duration
 	// Root runs commands as uid 0 inside the sandbox's user namespace
 	// (default: SandboxUID), for commands that insist on being root
 	// (package managers). It grants no capability: root inside can do no
@@ -104,6 +107,12 @@ type Stats struct {
 	// Reused counts entries a full sync found already in place (a work dir
 	// kept from an earlier process) and did not rewrite.
 	Reused int
+	// Seeded counts entries a fork's first sync took from its parent's
+	// work dir instead of the workspace (see Materialize in the package
+	// doc); Cloned of them are files that share the parent's extents
+	// (reflink), Copied is the bytes of the others.
+	Seeded, Cloned int
+	Copied         int64
 	// Walked is set when the scan after the command walked the whole work
 	// dir instead of the paths inotify named.
 	Walked bool
@@ -249,6 +258,7 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 		return res, err
 	}
 	defer unlock()
+	s.sweepIdle(ctx)
 	done := false
 	defer func() {
 		if !done {
@@ -418,6 +428,11 @@ func (s *Shell) materialize(ctx context.Context, host *os.Root) error {
 		st.man, st.pending, st.wsID = manifest{}, map[string]bool{}, s.ws.ID()
 		st.dropWatch()
 		m.man, m.stats.Full = st.man, true
+		seeded, err := s.seed(ctx, host, m.stats)
+		if err != nil {
+			return fmt.Errorf("materialize: %w", err)
+		}
+		full, m.stats.Full = !seeded, !seeded
 	}
 	m.watch = st.watch
 	if full {
@@ -476,12 +491,11 @@ func (s *Shell) lock() (unlock func(), err error) {
 			return nil, fmt.Errorf("exec: create work dir: %w", err)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(s.stateDir(), "lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("exec: lock work dir: %w", err)
+	f, err := lockFile(s.stateDir(), true)
+	if errors.Is(err, errSwept) {
+		return s.lock() // removed by Sweep while this waited: create it again
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
+	if err != nil {
 		return nil, fmt.Errorf("exec: lock work dir: %w", err)
 	}
 	unlock = func() { f.Close() }

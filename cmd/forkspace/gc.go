@@ -13,6 +13,7 @@ import (
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/sandbox"
 )
 
 // gcJSON is the JSON shape of `forkspace gc`.
@@ -56,6 +57,13 @@ func gcCmd(a *app) *cobra.Command {
 			m.done()
 			if err != nil {
 				return err
+			}
+			if !dry {
+				// exec's host copies of workspaces nobody ran a command in
+				// for sandbox.DefaultIdle.
+				if _, err := sandbox.Sweep(c.Context(), sandbox.SweepOptions{}); err != nil {
+					return err
+				}
 			}
 			out := gcJSON{
 				DryRun: r.DryRun, GraceSeconds: r.Grace.Seconds(),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/sandbox"
 )
 
 func workspaceCmd(a *app) *cobra.Command {
@@ -196,7 +197,15 @@ func wsDeleteCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return st.Delete(c.Context(), argv[0])
+			w, err := st.Workspace(c.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			if err := st.Delete(c.Context(), w.ID()); err != nil {
+				return err
+			}
+			// The host copy exec materialized, if any.
+			return sandbox.RemoveWorkDir(c.Context(), w.ID())
 		},
 	}
 }
