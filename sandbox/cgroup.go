@@ -188,6 +188,13 @@ func probeV1(mounts []cgroupMount, own map[string]string) (cgroupBase, error) {
 		if err := os.Mkdir(*c.dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return cgroupBase{}, err
 		}
+		// The group may exist already, made by another user (root): only
+		// creating a group in it shows this process may.
+		probe := filepath.Join(*c.dir, fmt.Sprintf("probe-%d", os.Getpid()))
+		if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return cgroupBase{}, err
+		}
+		os.Remove(probe)
 	}
 	return b, nil
 }
