@@ -86,7 +86,7 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 		return err
 	}
 	if q := f.quota.MaxBytes; q > 0 && int64(len(data)) > q {
-		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %d bytes over limit %d", errdefs.ErrQuota, len(data), q)}
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %d bytes are more than the whole %d-byte quota", errdefs.ErrQuota, len(data), q)}
 	}
 	var (
 		m      content.Manifest
@@ -154,7 +154,7 @@ func (f *FS) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm f
 		k, rerr := io.ReadFull(r, buf)
 		if k > 0 {
 			if room >= 0 && n+int64(k) > room {
-				return n + int64(k), &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: file passes the %d bytes the limit %d leaves", errdefs.ErrQuota, room, f.quota.MaxBytes)}
+				return n + int64(k), &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: the file needs more than the %d bytes left of the %d-byte quota", errdefs.ErrQuota, room, f.quota.MaxBytes)}
 			}
 			if _, err := d.WriteAt(buf[:k], n); err != nil {
 				return n, &fs.PathError{Op: op, Path: name, Err: err}

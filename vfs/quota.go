@@ -56,10 +56,10 @@ func (t *txn) addUsage(ctx context.Context, bytes, entries int64) error {
 func (f *FS) checkQuota(u Usage, dBytes, dEntries int64) error {
 	q := f.quota
 	if dBytes > 0 && q.MaxBytes > 0 && u.Bytes > q.MaxBytes {
-		return fmt.Errorf("%w: %d bytes over limit %d", errdefs.ErrQuota, u.Bytes, q.MaxBytes)
+		return fmt.Errorf("%w: the workspace would hold %d bytes, over its %d-byte quota", errdefs.ErrQuota, u.Bytes, q.MaxBytes)
 	}
 	if dEntries > 0 && q.MaxEntries > 0 && u.Entries > q.MaxEntries {
-		return fmt.Errorf("%w: %d entries over limit %d", errdefs.ErrQuota, u.Entries, q.MaxEntries)
+		return fmt.Errorf("%w: the workspace would hold %d entries, over its quota of %d", errdefs.ErrQuota, u.Entries, q.MaxEntries)
 	}
 	return nil
 }
