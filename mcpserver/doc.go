@@ -13,5 +13,7 @@
 // A tool with an output schema (diff) returns structured content next to
 // its text. Tool failures are tool results with isError set (the model sees them
 // and can act), never protocol errors. Every call is attributed to the
-// actor "mcp:<client name>" and the session, for the audit log.
+// actor "mcp:<client name>" and the session, for the audit log. A call
+// whose request carries a progress token (_meta.progressToken) gets
+// notifications/progress while exec or exec_wait runs.
 package mcpserver

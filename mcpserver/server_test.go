@@ -28,8 +28,15 @@ var quiet = slog.New(slog.DiscardHandler)
 // newServer returns a server over an in-memory provider.
 func newServer(t testing.TB, topts tools.Options) (*mcpserver.Server, *provider.Manager) {
 	t.Helper()
+	return newShellServer(t, topts, nil)
+}
+
+// newShellServer returns a server over an in-memory provider whose
+// workspaces have the shell module shell (nil: none).
+func newShellServer(t testing.TB, topts tools.Options, shell localprovider.ShellFunc) (*mcpserver.Server, *provider.Manager) {
+	t.Helper()
 	ctx := context.Background()
-	p, err := memprovider.New(ctx, memprovider.Options{Logger: quiet})
+	p, err := memprovider.New(ctx, memprovider.Options{Logger: quiet, Shell: shell})
 	if err != nil {
 		t.Fatal(err)
 	}

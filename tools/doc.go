@@ -1,6 +1,7 @@
 // Package tools is the model-facing tool set of forkspace: read, write,
-// edit, ls, glob, grep, stat, rm, mkdir, mv, exec, checkpoint,
-// checkpoints, restore, diff and fork, each with a JSON schema an LLM can
+// edit, ls, glob, grep, stat, rm, mkdir, mv, exec (and exec_status,
+// exec_wait, exec_tail, exec_output, exec_kill for background runs),
+// checkpoint, checkpoints, restore, diff and fork, each with a JSON schema an LLM can
 // call from (derived from the Go input struct and its jsonschema tags).
 // A tool whose result has a structure (diff: the ordered changes) also
 // returns it as Result.Structured, described by Tool.OutputSchema.
@@ -20,6 +21,14 @@
 //     Options.Recorder is set, optionally after an automatic checkpoint
 //     (Options.AutoCheckpoint), so any step can be rewound. The read-only
 //     profile (Options.ReadOnly) does not expose them at all.
+//
+// exec can report progress while the command runs (WithProgress, every
+// Options.ProgressInterval) and can run in the background (background:
+// true): it returns a run id, and exec_status, exec_wait, exec_tail,
+// exec_output and exec_kill follow the run from the workspace that
+// started it. A Set keeps at most MaxRuns runs, finished ones for
+// KeepRuns, each with its output spooled to an unlinked temporary file
+// (the first MaxRunOutput bytes, and the last MaxRunTail in memory).
 //
 // Tools act on a Target: a provider.Workspace used directly (Direct) or a
 // session's workspace behind a provider.Manager (Session), which opens it

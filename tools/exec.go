@@ -11,20 +11,22 @@ import (
 
 type execIn struct {
 	Command        string            `json:"command" jsonschema:"shell command, run by /bin/sh -c in the workspace root"`
-	TimeoutSeconds int               `json:"timeout_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command after this many seconds (default: the server's, 60 s unless configured; capped at the server's maximum)"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command after this many seconds (default 60, at most 3600, unless the operator configured other values; a longer value is lowered to the maximum)"`
 	CPUSeconds     int               `json:"cpu_seconds,omitempty" bounds:"0,86400" jsonschema:"kill the command when its processes used this much CPU time in total (default and cap: the server's)"`
 	MemoryMiB      int               `json:"memory_mib,omitempty" bounds:"0,1048576" jsonschema:"memory limit of the whole process tree in MiB (default and cap: the server's)"`
 	Processes      int               `json:"processes,omitempty" bounds:"0,65536" jsonschema:"most processes and threads alive at once (default and cap: the server's)"`
 	OpenFiles      int               `json:"open_files,omitempty" bounds:"0,1048576" jsonschema:"most open files per process (default and cap: the server's)"`
 	DiskMiB        int               `json:"disk_mib,omitempty" bounds:"0,1048576" jsonschema:"most MiB the command may add to the workspace; past it the command is killed and none of its changes are kept (default and cap: the server's)"`
 	Network        bool              `json:"network,omitempty" jsonschema:"ask for network access: granted only as far as the server's network policy allows (off unless the operator turned it on), never to the host itself"`
+	Background     bool              `json:"background,omitempty" jsonschema:"start the command and return its run id at once; follow it with exec_status, exec_tail, exec_output, exec_wait and exec_kill (for runs longer than a client waits for one call)"`
 	Env            map[string]string `json:"env,omitempty" jsonschema:"environment variables for the command, over the server's (which may keep some names); HOME and TMPDIR are scratch directories outside the workspace"`
 }
 
 func (s *Set) addExec() {
 	add(s, mutating, "exec", "Run a shell command in the workspace (the workspace is the current directory; paths are "+
 		"workspace-relative). Returns the exit code or the limit that stopped it, output (head and tail), "+
-		"what the run used (CPU, memory, disk) and the files the command changed.", execTool)
+		"what the run used (CPU, memory, disk) and the files the command changed. While it runs, a client that "+
+		"sent a progress token gets progress notifications; for long runs use background and exec_wait.", execTool)
 }
 
 func execTool(ctx context.Context, c *call, in execIn) (string, error) {
@@ -38,8 +40,7 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 	if len(in.Env) > maxExecEnv {
 		return "", argError("env holds %d variables; at most %d", len(in.Env), maxExecEnv)
 	}
-	stop := reportWhile(ctx, "exec")
-	res, err := sh.Exec(ctx, provider.ExecRequest{
+	req := provider.ExecRequest{
 		Command:   in.Command,
 		Env:       in.Env,
 		Timeout:   time.Duration(in.TimeoutSeconds) * time.Second,
@@ -52,8 +53,11 @@ func execTool(ctx context.Context, c *call, in execIn) (string, error) {
 			OpenFiles: in.OpenFiles,
 			Disk:      int64(in.DiskMiB) << 20,
 		},
-	})
-	stop()
+	}
+	if in.Background {
+		return c.set.startRun(ctx, c.ws, sh, req)
+	}
+	res, err := c.set.execWatched(ctx, sh, req, nil)
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -49,6 +50,9 @@ type Options struct {
 	// Ignore lists directory names glob and grep prune (nil:
 	// DefaultIgnore).
 	Ignore []string
+	// ProgressInterval is how often a running exec reports its progress
+	// under WithProgress (default 10 s).
+	ProgressInterval time.Duration
 }
 
 // Result is the outcome of a tool call: text for the model, whether it
@@ -99,6 +103,7 @@ type Set struct {
 	byName map[string]*Tool
 	locks  [64]sync.Mutex // serialize read-modify-write of one path
 	seed   maphash.Seed
+	runs   runs // background execs
 }
 
 // New returns the tool set opts describe.
@@ -112,11 +117,15 @@ func New(opts Options) *Set {
 	if opts.Ignore == nil {
 		opts.Ignore = DefaultIgnore
 	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = progressEvery
+	}
 	s := &Set{opts: opts, byName: map[string]*Tool{}, seed: maphash.MakeSeed()}
 	s.addFileTools()
 	s.addSearchTools()
 	s.addSnapshotTools()
 	s.addExec()
+	s.addRunTools()
 	return s
 }
 
