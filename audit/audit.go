@@ -2,10 +2,15 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/forkspace/forkspace/meta"
 )
+
+// ErrNotRecorded marks the error of a call Run could not record: the
+// recording failure, joined to the call's own error if it had one.
+var ErrNotRecorded = errors.New("not recorded in the audit log")
 
 // Entry is one recorded call (the row type of meta.AuditTx).
 type Entry = meta.AuditEntry

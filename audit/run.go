@@ -33,7 +33,7 @@ func Label(tool string) string { return "auto: before " + tool }
 // argument digest, fn's duration, its outcome and changed paths, and the
 // automatic checkpoint. It returns fn's error. When fn succeeds but
 // recording fails, the mutation stands and Run returns the recording
-// error (wrapped), so a caller never believes an unrecorded call was
+// error (wrapped, matching ErrNotRecorded), so a caller never believes an unrecorded call was
 // audited. A nil r only runs the checkpoint and fn. Recording ignores
 // cancellation of ctx: a call that ran is always logged.
 func Run(ctx context.Context, r Recorder, c Call, fn func(context.Context) ([]string, error)) error {
@@ -64,7 +64,7 @@ func Run(ctx context.Context, r Recorder, c Call, fn func(context.Context) ([]st
 		return err
 	}
 	if rerr := r.Record(context.WithoutCancel(ctx), e); rerr != nil {
-		return errors.Join(err, rerr)
+		return errors.Join(err, fmt.Errorf("%w: %w", ErrNotRecorded, rerr))
 	}
 	return err
 }

@@ -15,8 +15,12 @@
 //     capped in bytes with a continuation hint, listings and searches are
 //     paginated or capped, binary files are described instead of dumped.
 //   - Every failure is a Result with IsError set and a message the model
-//     can act on ("no such file: src/x.go; did you mean src/y.go?"); Call
-//     never returns a Go error and never panics.
+//     can act on ("no such file or directory: calc; did you mean
+//     calc.py?"); Call never returns a Go error and never panics. Errors
+//     are rendered in one place (describe): paths in messages are cut to
+//     200 bytes, and no message names a host path or a store internal (a
+//     database error text, an audit-recording failure's wrapping); store
+//     conditions such as a full disk are named by their kind.
 //   - Mutating tools are recorded through package audit when
 //     Options.Recorder is set, optionally after an automatic checkpoint
 //     (Options.AutoCheckpoint), so any step can be rewound. The read-only

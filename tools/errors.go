@@ -2,12 +2,16 @@ package tools
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strings"
+	"syscall"
 
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/provider"
 )
@@ -22,52 +26,130 @@ func argError(format string, args ...any) error {
 	return &toolError{msg: fmt.Sprintf(format, args...)}
 }
 
-// describe turns any error of a tool into the text the model sees.
+// describe turns any error of a tool into the text the model sees. It is
+// the one place tool errors are rendered: apart from messages phrased for
+// the model (toolError), an error is shown by its kind, and its text, if
+// shown, never names a host path or an internal of the store.
 func describe(tool string, err error) string {
 	var te *toolError
 	var fe *provider.FailedError
+	var note string
+	if errors.Is(err, audit.ErrNotRecorded) {
+		note = " (the call was not recorded in the audit log)"
+		if err = primary(err); err == nil {
+			return tool + " made its change, but it could not be recorded in the audit log"
+		}
+	}
 	switch {
 	case errors.As(err, &te):
-		return te.msg
+		return te.msg + note
 	case errors.As(err, &fe):
-		return fmt.Sprintf("%s failed: the workspace is unavailable: %v", tool, fe.Err)
+		return fmt.Sprintf("%s failed: the workspace is unavailable: %s%s", tool, sanitize(fe.Err), note)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s failed: timed out", tool)
+		return fmt.Sprintf("%s failed: timed out%s", tool, note)
 	case errors.Is(err, context.Canceled):
-		return fmt.Sprintf("%s failed: canceled", tool)
+		return fmt.Sprintf("%s failed: canceled%s", tool, note)
 	}
-	return fmt.Sprintf("%s failed: %v", tool, err)
+	return fmt.Sprintf("%s failed: %s%s", tool, sanitize(err), note)
+}
+
+// primary returns the error of the call itself from a failure that also
+// failed to be audited (audit.Run joins the two), or nil when the call
+// succeeded.
+func primary(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, audit.ErrNotRecorded) {
+			return e
+		}
+	}
+	return nil
+}
+
+// hostPath matches an absolute path in an error text; tools show only
+// workspace-relative paths, so an absolute one is the host's.
+var hostPath = regexp.MustCompile(`(^|[\s"'(=\[])/[^\s"':,;()\[\]]+`)
+
+// sanitize phrases an error without host paths or store internals: store
+// conditions by their kind, anything else by its first line with absolute
+// paths and database messages removed, cut to a bounded length.
+func sanitize(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the store is out of disk space; nothing more can be written until space is freed"
+	case errors.Is(err, errdefs.ErrQuota):
+		return "workspace quota exceeded; remove files to make room"
+	case errors.Is(err, errdefs.ErrBusy):
+		return "the store is busy; try again"
+	case errors.Is(err, errdefs.ErrCorrupt):
+		return "stored data is damaged; the store needs repair"
+	case errors.Is(err, errdefs.ErrStale):
+		return "the workspace changed underneath this call; try again"
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = strings.ReplaceAll(msg, ": "+sql.ErrNoRows.Error(), "")
+	msg = hostPath.ReplaceAllString(msg, "${1}<host path>")
+	if len(msg) > 2*maxShown {
+		msg = short(msg[:2*maxShown])
+	}
+	return msg
 }
 
 // fail phrases a file-operation error on p for the model; a missing path
-// gets a nearest-name suggestion from its parent directory.
+// gets a nearest-name suggestion from its parent directory, a dangling
+// symbolic link names its target.
 func (c *call) fail(ctx context.Context, p string, err error) error {
 	var msg string
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		msg = "no such file or directory: " + p + c.suggest(ctx, p)
+		if target, ok := c.dangling(ctx, p); ok {
+			msg = fmt.Sprintf("%s is a dangling symbolic link: its target %s does not exist", short(p), short(target))
+			break
+		}
+		msg = "no such file or directory: " + short(p) + c.suggest(ctx, p)
 	case errors.Is(err, fs.ErrExist):
-		msg = "already exists: " + p
+		msg = "already exists: " + short(p)
 	case errors.Is(err, errdefs.ErrIsDir):
-		msg = p + " is a directory"
+		msg = short(p) + " is a directory"
 	case errors.Is(err, errdefs.ErrNotDir):
-		msg = "not a directory: a component of " + p + " is a file"
+		msg = "not a directory: a component of " + short(p) + " is a file"
 	case errors.Is(err, errdefs.ErrNotEmpty):
-		msg = "directory not empty: " + p + "; pass recursive=true to remove it with everything in it"
+		msg = "directory not empty: " + short(p) + "; pass recursive=true to remove it with everything in it"
 	case errors.Is(err, errdefs.ErrReadOnly):
-		msg = "read-only: " + p + " cannot be changed"
+		msg = "read-only: " + short(p) + " cannot be changed"
 	case errors.Is(err, fs.ErrPermission):
-		msg = "permission denied: " + p
+		msg = "permission denied: " + short(p)
 	case errors.Is(err, errdefs.ErrQuota):
-		msg = "workspace quota exceeded while changing " + p + "; remove files to make room"
+		msg = "workspace quota exceeded while changing " + short(p) + "; remove files to make room"
 	case errors.Is(err, errdefs.ErrNameTooLong):
-		msg = "name too long: " + p
+		msg = "name too long: " + short(p)
 	case errors.Is(err, errdefs.ErrLoop):
-		msg = "too many levels of symbolic links: " + p
+		msg = "too many levels of symbolic links: " + short(p)
 	default:
 		return err
 	}
 	return &toolError{msg: msg}
+}
+
+// dangling reports whether p is a symbolic link whose target is missing,
+// and the target.
+func (c *call) dangling(ctx context.Context, p string) (string, bool) {
+	fsys := c.ws.FS()
+	rl, ok := fsys.(interface {
+		Readlink(ctx context.Context, name string) (string, error)
+	})
+	if !ok {
+		return "", false
+	}
+	fi, err := fsys.Lstat(ctx, p)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := rl.Readlink(ctx, p)
+	return target, err == nil
 }
 
 // suggest returns "; did you mean X?" naming the entry of p's parent
@@ -88,21 +170,46 @@ func (c *call) suggest(ctx context.Context, p string) string {
 		if s := c.suggest(ctx, dir); s != "" {
 			return s
 		}
-		return " (directory " + dir + " does not exist)"
+		return " (directory " + short(dir) + " does not exist)"
 	}
 	if err != nil {
 		return ""
 	}
 	best, bestDist := "", len(base)/3+2
 	for _, e := range entries {
-		if d := distance(strings.ToLower(base), strings.ToLower(e.Name())); d < bestDist {
+		if e.Name() == base {
+			continue // the entry exists but p failed for another reason
+		}
+		if d := nameDistance(base, e.Name()); d < bestDist {
 			best, bestDist = e.Name(), d
 		}
 	}
 	if best == "" {
 		return ""
 	}
-	return "; did you mean " + path.Join(dir, best) + "?"
+	return "; did you mean " + short(path.Join(dir, best)) + "?"
+}
+
+// nameDistance is how far name is from what a caller who typed base may
+// have meant: the case-insensitive edit distance, or 1 when name is base
+// with an extension ("calc" for "calc.py") or base without one.
+func nameDistance(base, name string) int {
+	b, n := strings.ToLower(base), strings.ToLower(name)
+	if stem(n) == b || stem(b) == n {
+		return 1
+	}
+	if len(b) > 4*maxShown || len(n) > 4*maxShown {
+		return len(b) + len(n) // too long to be a near miss worth the cost
+	}
+	return distance(b, n)
+}
+
+// stem is name without its last extension.
+func stem(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return name
 }
 
 // distance is the Levenshtein distance of a and b (bytes).

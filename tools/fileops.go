@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"time"
 
 	"github.com/forkspace/forkspace/provider"
@@ -161,8 +162,12 @@ func mvTool(ctx context.Context, c *call, in mvIn) (string, error) {
 		return "", c.fail(ctx, from, err)
 	}
 	if err := f.Rename(ctx, from, to); err != nil {
+		if dir := path.Dir(to); errors.Is(err, fs.ErrNotExist) && dir != "." {
+			// from exists, so what is missing is to's directory.
+			return "", argError("cannot move %s to %s: %s", short(from), short(to), c.fail(ctx, dir, err))
+		}
 		return "", c.fail(ctx, to, err)
 	}
 	c.changes(from, to)
-	return fmt.Sprintf("moved %s to %s", from, to), nil
+	return fmt.Sprintf("moved %s to %s", short(from), short(to)), nil
 }

@@ -198,7 +198,7 @@ func TestStatRmMkdirMv(t *testing.T) {
 		t.Error("mv lost content")
 	}
 	e.fails("mv", M{"from": "d/a.txt", "to": "x/b.txt"}, "no such file or directory: d/a.txt")
-	e.fails("mv", M{"from": "x/a.txt", "to": "nope/b.txt"}, "no such file or directory: nope/b.txt")
+	e.fails("mv", M{"from": "x/a.txt", "to": "nope/b.txt"}, "cannot move x/a.txt to nope/b.txt: no such file or directory: nope")
 	e.ok("rm", M{"path": "x", "recursive": true})
 	e.fails("stat", M{"path": "x"}, "no such file")
 }
