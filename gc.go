@@ -2,10 +2,13 @@ package forkspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/meta"
 )
 
 // GCOptions configure a garbage collection. The zero value collects
@@ -55,15 +58,37 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	return r, nil
 }
 
-// Check verifies the store's integrity: every reachable tree node, inline
-// body and blob exists and hashes to its address. Damage is listed in the
+// Check verifies the store's integrity: the metadata database's own
+// storage (when the driver is a meta.IntegrityChecker; a finding is a
+// problem of kind "metadata"), then every reachable tree node, inline body
+// and blob exists and hashes to its address (a walk stopped by damaged
+// metadata is one more "metadata" problem). Damage is listed in the
 // report (CheckReport.Clean is false), not returned as an error. Reads of
 // a damaged object fail with errdefs.ErrCorrupt, never wrong bytes.
 func (s *Store) Check(ctx context.Context) (*gc.CheckReport, error) {
 	s.collecting.Lock()
 	defer s.collecting.Unlock()
+	var metaErr error
+	if c, ok := s.meta.(meta.IntegrityChecker); ok {
+		metaErr = c.CheckIntegrity(ctx)
+		if metaErr != nil && !errors.Is(metaErr, errdefs.ErrCorrupt) {
+			return nil, fmt.Errorf("check store: %w", metaErr)
+		}
+	}
 	r, err := gc.Check(ctx, s.gcDeps(), gc.Options{Lock: &s.roots, Logger: s.log})
-	if err != nil {
+	if metaErr == nil {
+		if err != nil {
+			return nil, fmt.Errorf("check store: %w", err)
+		}
+		return r, nil
+	}
+	problems := []gc.Problem{{Kind: "metadata", Error: metaErr.Error()}}
+	switch {
+	case err == nil:
+		r.Problems = append(problems, r.Problems...)
+	case errors.Is(err, errdefs.ErrCorrupt): // the walk met the damage
+		r = &gc.CheckReport{Problems: append(problems, gc.Problem{Kind: "metadata", Error: err.Error()})}
+	default:
 		return nil, fmt.Errorf("check store: %w", err)
 	}
 	return r, nil

@@ -1,11 +1,15 @@
 package forkspace_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs"
+	_ "modernc.org/sqlite" // the "sqlite" driver, to damage a page directly
 )
 
 func openStore(t *testing.T, dir string) *forkspace.Store {
@@ -280,5 +285,52 @@ func TestCorruptStoreFile(t *testing.T) {
 	}
 	if !errors.Is(err, errdefs.ErrCorrupt) {
 		t.Fatalf("open of a truncated database: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestCheckFindsDamagedMetadata damages one leaf page of the inline-body
+// table inside a whole database file: Open, which reads the header and
+// schema only, succeeds, and Check (fsck) reports a "metadata" problem.
+func TestCheckFindsDamagedMetadata(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	w := mustCreate(t, st, "a")
+	for i := range 400 {
+		write(t, w, fmt.Sprintf("d/f%03d", i), strings.Repeat(fmt.Sprint(i), 500))
+	}
+	if _, err := w.Checkpoint(ctx, "filled"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "meta.db")
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page, size int64
+	err = raw.QueryRow(`SELECT pageno, pgsize FROM dbstat WHERE name = 'inline_bodies' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 5`).Scan(&page, &size)
+	raw.Close()
+	if err != nil {
+		t.Fatalf("find a leaf page of inline_bodies: %v", err)
+	}
+	f, err := os.OpenFile(db, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xA5}, int(size)), (page-1)*size); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	st = openStore(t, dir)
+	r, err := st.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Clean() || r.Problems[0].Kind != "metadata" {
+		t.Fatalf("Check of a damaged metadata page: %+v, want a metadata problem first", r.Problems)
 	}
 }

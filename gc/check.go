@@ -16,7 +16,8 @@ import (
 
 // Problem is one damaged reachable object.
 type Problem struct {
-	// Kind is "node", "body", "blob" or "manifest".
+	// Kind is "node", "body", "blob" or "manifest" ("metadata", with no
+	// hash, for damage the metadata driver finds in its own storage).
 	Kind string `json:"kind"`
 	Hash string `json:"hash"`
 	// Missing is set when the object is absent (a dangling reference);

@@ -42,7 +42,7 @@ type env struct {
 func openEnv(t testing.TB, dir string) *env {
 	t.Helper()
 	ctx := context.Background()
-	m, err := sqlitemeta.Open(ctx, filepath.Join(dir, "meta.db"), sqlitemeta.Options{SkipCheck: true, Logger: quiet})
+	m, err := sqlitemeta.Open(ctx, filepath.Join(dir, "meta.db"), sqlitemeta.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

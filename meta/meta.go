@@ -232,3 +232,12 @@ type Staged struct {
 	// Seq it applied.
 	Seq int64
 }
+
+// IntegrityChecker is implemented by drivers that can verify their own
+// storage beyond the objects forkspace reads (for SQLite, every page of
+// the file). CheckIntegrity returns errdefs.ErrCorrupt describing damage,
+// and other errors for failures to run the check. fsck calls it; opening a
+// store does not, so that opening costs the same at any size.
+type IntegrityChecker interface {
+	CheckIntegrity(ctx context.Context) error
+}

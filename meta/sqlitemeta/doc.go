@@ -37,8 +37,11 @@
 // Schema: numbered migrations embedded from migrations/*.sql, each applied
 // in its own transaction and recorded in schema_migrations. Open refuses a
 // database whose schema is newer than the code (errors.ErrUnsupported), and
-// a file that is not a SQLite database or is truncated or damaged
-// (errdefs.ErrCorrupt, found by PRAGMA quick_check and a page-size check).
+// a file that is not a SQLite database or is truncated (errdefs.ErrCorrupt,
+// found from the 100-byte header and the file size, check.go), at a cost
+// that does not grow with the database. Damage inside pages is found by
+// Store.CheckIntegrity (PRAGMA quick_check, run by fsck) or by the read
+// that meets it, never returned as data (docs/decisions/011).
 //
 // Time: timestamps are integer Unix nanoseconds from the database clock, the
 // SQL function forkspace_now_ns(), computed inside the statements that store

@@ -75,7 +75,6 @@ func TestOpenCorrupt(t *testing.T) {
 		{"half", data[:len(data)/2/page*page]},
 		{"all but the last page", data[:len(data)-page]},
 		{"a cut into the last page", data[:len(data)-1000]},
-		{"a damaged page", damaged},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,12 +92,27 @@ func TestOpenCorrupt(t *testing.T) {
 			}
 		})
 	}
-	// The intact file still opens and reads.
+	// A page damaged inside a whole file passes Open, which reads only the
+	// header and schema, and is found by CheckIntegrity (fsck).
+	t.Run("a damaged page", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "bad.db")
+		if err := os.WriteFile(path, damaged, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := openAt(t, path)
+		if err := s.CheckIntegrity(context.Background()); !errors.Is(err, errdefs.ErrCorrupt) {
+			t.Fatalf("CheckIntegrity of a damaged page: %v, want errdefs.ErrCorrupt", err)
+		}
+	})
+	// The intact file still opens, reads and checks clean.
 	s := openAt(t, full)
 	data0 := bytes.Repeat([]byte{0}, 1000)
 	copy(data0, "0")
 	if got, err := s.GetNode(context.Background(), cas.Sum(data0)); err != nil || !bytes.Equal(got, data0) {
 		t.Fatalf("GetNode of the intact file = %d bytes, %v", len(got), err)
+	}
+	if err := s.CheckIntegrity(context.Background()); err != nil {
+		t.Fatalf("CheckIntegrity of the intact file: %v", err)
 	}
 }
 

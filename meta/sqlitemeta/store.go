@@ -8,14 +8,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/forkspace/forkspace/cas"
-	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -24,10 +22,6 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for a lock held by another
 	// process before failing with errdefs.ErrBusy (default 5 s).
 	BusyTimeout time.Duration
-	// SkipCheck skips the integrity check (PRAGMA quick_check) that Open
-	// runs to refuse damaged files. The check reads the whole file, about
-	// 50 ms per 64 MiB when cached.
-	SkipCheck bool
 	// Logger receives migration notices and background failures (default
 	// slog.Default()).
 	Logger *slog.Logger
@@ -66,9 +60,12 @@ const walSizeLimit = walBackstopPages * pageSize
 const cacheKiB = 8 << 10
 
 // Open opens or creates the database at path and brings its schema up to
-// date. A file that is not a SQLite database, or is truncated or damaged
-// (see Options.SkipCheck), is errdefs.ErrCorrupt; a schema newer than this
-// build is errors.ErrUnsupported.
+// date. A file that is not a SQLite database, or is truncated (see
+// checkHeader), is errdefs.ErrCorrupt; a schema newer than this build is
+// errors.ErrUnsupported. Open reads the file's header and schema only, so
+// its cost does not grow with the database: damage inside the file's pages
+// is found by CheckIntegrity (fsck), or as errdefs.ErrCorrupt by the read
+// that meets it.
 func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
@@ -98,15 +95,13 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		}
 	}()
 
+	if err := checkHeader(abs); err != nil {
+		return nil, err
+	}
 	s.write = sql.OpenDB(connector{dsn: dsn(abs, opts.BusyTimeout, false)})
 	s.write.SetMaxOpenConns(2) // the writer's and the checkpointer's
 	if conn, err = s.write.Conn(ctx); err != nil {
 		return nil, translate(err)
-	}
-	if !opts.SkipCheck {
-		if err := check(ctx, conn, abs); err != nil {
-			return nil, err
-		}
 	}
 	ms, err := migrations()
 	if err != nil {
@@ -136,32 +131,6 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	go s.w.run()
 	go s.ck.run()
 	return s, nil
-}
-
-// check runs SQLite's quick integrity check and verifies that the file
-// holds whole pages (SQLite only writes whole pages, and does not notice a
-// cut into the last one); any finding is errdefs.ErrCorrupt.
-func check(ctx context.Context, conn *sql.Conn, path string) error {
-	var pageSize int64
-	if err := conn.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
-		return fmt.Errorf("check integrity: %w", translate(err))
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("check integrity: %w", err)
-	}
-	if pageSize <= 0 || fi.Size()%pageSize != 0 {
-		return fmt.Errorf("check integrity: %w: file size %d is not a multiple of the page size %d",
-			errdefs.ErrCorrupt, fi.Size(), pageSize)
-	}
-	var result string
-	if err := conn.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&result); err != nil {
-		return fmt.Errorf("check integrity: %w", translate(err))
-	}
-	if result != "ok" {
-		return fmt.Errorf("check integrity: %w: %s", errdefs.ErrCorrupt, result)
-	}
-	return nil
 }
 
 // enableWAL switches the database to WAL mode, which persists in the file.
