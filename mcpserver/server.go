@@ -167,7 +167,8 @@ func (s *Server) newBinding(sess provider.Session, workspace string) *binding {
 	return &binding{session: sess, target: tools.Session(s.opts.Manager, sess, d)}
 }
 
-// unbind ends a session's binding and closes its provider session.
+// unbind ends a session's binding, kills the background runs it started
+// and closes its provider session.
 func (s *Server) unbind(ss *mcp.ServerSession) {
 	s.mu.Lock()
 	b, ok := s.bindings[ss]
@@ -176,6 +177,7 @@ func (s *Server) unbind(ss *mcp.ServerSession) {
 	if !ok {
 		return
 	}
+	s.set.EndRuns(b.session.ID)
 	if err := s.opts.Manager.CloseSession(context.Background(), b.session.ID); err != nil {
 		s.log.Warn("close session", "session", b.session.ID, "err", err)
 	}

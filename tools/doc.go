@@ -32,7 +32,8 @@
 // exec_output and exec_kill follow the run from the workspace that
 // started it. A Set keeps at most MaxRuns runs, finished ones for
 // KeepRuns, each with its output spooled to an unlinked temporary file
-// (the first MaxRunOutput bytes, and the last MaxRunTail in memory).
+// (the first MaxRunOutput bytes, and the last MaxRunTail in memory). A
+// server kills the runs of a session that ended with EndRuns.
 //
 // Tools act on a Target: a provider.Workspace used directly (Direct) or a
 // session's workspace behind a provider.Manager (Session), which opens it

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -41,6 +42,7 @@ type runs struct {
 // bgRun is one background run.
 type bgRun struct {
 	id, ws, command string
+	session         string // the audit actor's session that started it
 	start           time.Time
 	cancel          context.CancelFunc
 	out             *spool
@@ -72,7 +74,8 @@ func (s *Set) startRun(ctx context.Context, ws provider.Workspace, sh provider.S
 	// reporter, but its values (the audit actor).
 	rctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), progressKey{}, nil))
 	r := &bgRun{id: "run-" + hex.EncodeToString(raw[:]), ws: ws.ID(), command: req.Command, start: time.Now(),
-		cancel: cancel, out: sp, done: make(chan struct{})}
+		session: audit.ActorFrom(ctx).Session,
+		cancel:  cancel, out: sp, done: make(chan struct{})}
 	rs.byID[r.id] = r
 	go func() {
 		defer cancel()
@@ -82,6 +85,33 @@ func (s *Set) startRun(ctx context.Context, ws provider.Workspace, sh provider.S
 	}()
 	return fmt.Sprintf("started %s in the background; follow it with exec_wait, exec_status, exec_tail or exec_output, stop it with exec_kill "+
 		"(a finished run is kept for %s)", r.id, KeepRuns), nil
+}
+
+// EndRuns kills the background runs started in session (the audit
+// actor's session of the exec call) and waits a little for them to end;
+// a server calls it when the session ends, so no run outlives the
+// session that started it (and closing the workspace, which waits for
+// runs in flight, does not wait for them). Their results stay for the
+// workspace's other sessions.
+func (s *Set) EndRuns(session string) {
+	s.runs.mu.Lock()
+	var ending []*bgRun
+	for _, r := range s.runs.byID {
+		if r.session == session && !r.finished() {
+			r.cancel()
+			ending = append(ending, r)
+		}
+	}
+	s.runs.mu.Unlock()
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	for _, r := range ending {
+		select {
+		case <-r.done:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // pruneLocked drops the runs that finished more than KeepRuns before now.

@@ -9,10 +9,52 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/mount/mounttest"
 	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/provider/localprovider"
 	"github.com/forkspace/forkspace/sandbox"
 	"github.com/forkspace/forkspace/tools"
 )
+
+// sandboxShell builds the sandbox's shell module in a test's temporary
+// directory.
+func sandboxShell(t *testing.T) localprovider.ShellFunc {
+	return func(_ context.Context, w *forkspace.Workspace) (provider.Shell, error) {
+		return sandbox.New(w, sandbox.Options{WorkDir: t.TempDir() + "/work"}), nil
+	}
+}
+
+// TestBackgroundRunEndsWithSession: when the client of a session goes
+// away, the background runs it started are killed (a run of 600 s went
+// on after its session), and another session of the workspace sees it
+// finished.
+func TestBackgroundRunEndsWithSession(t *testing.T) {
+	srv, _ := newShellServer(t, tools.Options{}, sandboxShell(t))
+	ct, st := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), st, "bg") }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bg-test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, isErr := call(t, cs, "exec", M{"command": "sleep 600", "background": true, "timeout_seconds": 3600})
+	if isErr || !strings.Contains(text, "started run-") {
+		t.Fatalf("background exec: %q", text)
+	}
+	id := strings.Fields(text)[1]
+	if text, _ := call(t, cs, "exec_status", M{"run": id}); !strings.Contains(text, "is running") {
+		t.Fatalf("exec_status: %q", text)
+	}
+	cs.Close()
+	mounttest.Within(t, "Serve after its client left with a background run", func() {
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	if text, _ := call(t, connectInMemory(t, srv, "bg"), "exec_status", M{"run": id}); !strings.Contains(text, id+" finished") {
+		t.Errorf("a run after its session ended: %q", text)
+	}
+}
 
 // TestExecProgressOverMCP: a client that sends a progress token with an
 // exec call gets notifications/progress, carrying its token, the elapsed
@@ -20,10 +62,7 @@ import (
 // a call without a token gets none.
 func TestExecProgressOverMCP(t *testing.T) {
 	ctx := context.Background()
-	shell := func(_ context.Context, w *forkspace.Workspace) (provider.Shell, error) {
-		return sandbox.New(w, sandbox.Options{WorkDir: t.TempDir() + "/work"}), nil
-	}
-	srv, _ := newShellServer(t, tools.Options{ProgressInterval: 50 * time.Millisecond}, shell)
+	srv, _ := newShellServer(t, tools.Options{ProgressInterval: 50 * time.Millisecond}, sandboxShell(t))
 	got := make(chan *mcp.ProgressNotificationParams, 1000)
 	c := mcp.NewClient(&mcp.Implementation{Name: "progress-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { got <- req.Params },
