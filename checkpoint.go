@@ -29,7 +29,9 @@ func checkpointFrom(c *meta.Checkpoint) Checkpoint {
 const maxLabel = 256
 
 // Checkpoint records the workspace's current state under label (which may
-// be empty). Its cost does not depend on the size of the workspace: in one
+// be empty). A label may be reused: wherever a checkpoint is named by
+// label (Restore, At, Diff, DeleteCheckpoint, ForkOptions) it means the
+// newest checkpoint with that label; older ones stay reachable by ID. Its cost does not depend on the size of the workspace: in one
 // transaction it records the head's root and copies the bounded staging
 // delta, which the store folds into the checkpoint's root in the background.
 func (w *Workspace) Checkpoint(ctx context.Context, label string) (Checkpoint, error) {
@@ -75,8 +77,11 @@ func (w *Workspace) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	return out, nil
 }
 
-// findCheckpoint resolves ref (a checkpoint ID, or a label unique within
-// the workspace) among the workspace's checkpoints.
+// findCheckpoint resolves ref among the workspace's checkpoints: a
+// checkpoint ID, or else a label, which names the newest checkpoint
+// carrying it (labels need not be unique; taking a checkpoint under a
+// label used before moves the label to the new one, as the automatic
+// checkpoints do).
 func findCheckpoint(tx meta.Tx, wsID, ref string) (*meta.Checkpoint, error) {
 	if strings.HasPrefix(ref, checkpointPrefix) {
 		c, err := tx.Checkpoint(ref)
@@ -88,19 +93,12 @@ func findCheckpoint(tx meta.Tx, wsID, ref string) (*meta.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	var found *meta.Checkpoint
-	for i := range cps {
+	for i := len(cps) - 1; i >= 0; i-- { // oldest first: the newest wins
 		if cps[i].Label == ref {
-			if found != nil {
-				return nil, fmt.Errorf("checkpoint %q: %w: label names several checkpoints; use an ID", ref, fs.ErrInvalid)
-			}
-			found = &cps[i]
+			return &cps[i], nil
 		}
 	}
-	if found == nil {
-		return nil, fmt.Errorf("checkpoint %q: %w", ref, fs.ErrNotExist)
-	}
-	return found, nil
+	return nil, fmt.Errorf("checkpoint %q: %w", ref, fs.ErrNotExist)
 }
 
 // checkpoint resolves a checkpoint of this workspace and reads its staging

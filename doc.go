@@ -7,7 +7,9 @@
 // implements io/fs. Fork and Checkpoint record a tree root and cost the same
 // for a workspace of ten files or a hundred thousand; Restore points the head
 // back at a checkpoint; Diff compares any two states in time proportional to
-// the change.
+// the change. A checkpoint is named by its ID or by its label; labels may
+// repeat, and a label names the newest checkpoint carrying it, so restoring
+// or diffing by label always works (older ones remain reachable by ID).
 //
 //	st, err := forkspace.Open(ctx, forkspace.Options{})
 //	ws, err := st.Create(ctx, "agent-1", forkspace.CreateOptions{})

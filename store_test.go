@@ -191,17 +191,48 @@ func TestBadInputChangesNothing(t *testing.T) {
 	}
 }
 
-func TestAmbiguousLabel(t *testing.T) {
+// TestReusedLabelNamesNewest: a label taken twice names the newest
+// checkpoint with it for restore, At, Diff, fork and delete; the older one
+// stays reachable by ID, and after the newest is deleted the label falls
+// back to it.
+func TestReusedLabelNamesNewest(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t, t.TempDir())
 	a := mustCreate(t, st, "a")
-	for range 2 {
-		if _, err := a.Checkpoint(ctx, "same"); err != nil {
-			t.Fatal(err)
-		}
+	write(t, a, "f", "v1")
+	old, err := a.Checkpoint(ctx, "same")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := a.Restore(ctx, "same"); !errors.Is(err, fs.ErrInvalid) {
-		t.Fatalf("restore by an ambiguous label: %v", err)
+	write(t, a, "f", "v2")
+	if _, err := a.Checkpoint(ctx, "same"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, a, "f", "v3")
+	changes, err := st.Diff(ctx, "a@same", "a", vfs.DiffOptions{})
+	if err != nil || len(changes) != 1 || changes[0].Path != "f" {
+		t.Fatalf("diff a@same a = %v, %v; want one change of f", changes, err)
+	}
+	view, err := a.At(ctx, "same")
+	if err != nil || read(t, view, "f") != "v2" {
+		t.Fatalf("At(same): %v", err)
+	}
+	fork, err := a.Fork(ctx, "b", forkspace.ForkOptions{Checkpoint: "same"})
+	if err != nil || read(t, fork.FS, "f") != "v2" {
+		t.Fatalf("fork at same: %v", err)
+	}
+	if err := a.Restore(ctx, "same"); err != nil || read(t, a.FS, "f") != "v2" {
+		t.Fatalf("restore by a reused label: %v", err)
+	}
+	if err := a.Restore(ctx, old.ID); err != nil || read(t, a.FS, "f") != "v1" {
+		t.Fatalf("restore the older one by ID: %v", err)
+	}
+	if err := a.DeleteCheckpoint(ctx, "same"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, a, "f", "v4")
+	if err := a.Restore(ctx, "same"); err != nil || read(t, a.FS, "f") != "v1" {
+		t.Fatalf("restore after deleting the newest: %v", err)
 	}
 }
 

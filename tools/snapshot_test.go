@@ -148,3 +148,33 @@ func TestExec(t *testing.T) {
 		t.Error("empty command accepted")
 	}
 }
+
+// TestAutoCheckpointLabels: automatic checkpoints are taken before
+// mutating calls only, and their repeated label names the newest, so
+// restore and diff by it work.
+func TestAutoCheckpointLabels(t *testing.T) {
+	e := newEnv(t, tools.Options{AutoCheckpoint: true})
+	e.ok("write", M{"path": "a.txt", "content": "v1\n"})
+	e.ok("write", M{"path": "a.txt", "content": "v2\n"})
+	for _, c := range []struct {
+		tool string
+		args M
+	}{
+		{"read", M{"path": "a.txt"}}, {"ls", M{}}, {"stat", M{"path": "a.txt"}}, {"glob", M{"pattern": "*"}},
+		{"grep", M{"pattern": "v"}}, {"checkpoints", M{}}, {"diff", M{}},
+	} {
+		e.ok(c.tool, c.args)
+	}
+	cps, err := e.ws.Snapshots().Checkpoints(context.Background())
+	if err != nil || len(cps) != 2 {
+		t.Fatalf("checkpoints after 2 writes and read-only calls: %d (%v), want 2", len(cps), err)
+	}
+	label := audit.Label("write")
+	if got := e.ok("diff", M{"from": label}); !strings.Contains(got, "-v1") || !strings.Contains(got, "+v2") {
+		t.Errorf("diff from %q = %q", label, got)
+	}
+	e.ok("restore", M{"checkpoint": label})
+	if got := e.get("a.txt"); got != "v1\n" {
+		t.Errorf("after restoring %q: %q, want v1", label, got)
+	}
+}
