@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -59,23 +60,39 @@ func TestBackgroundRunEndsWithSession(t *testing.T) {
 // TestExecProgressOverMCP: a client that sends a progress token with an
 // exec call gets notifications/progress, carrying its token, the elapsed
 // time and the output so far, while the command runs (the real sandbox);
-// a call without a token gets none.
+// a call without a token gets none. Over the in-memory transport and
+// streamable HTTP.
 func TestExecProgressOverMCP(t *testing.T) {
+	for _, transport := range []string{"memory", "http"} {
+		t.Run(transport, func(t *testing.T) { testExecProgress(t, transport) })
+	}
+}
+
+func testExecProgress(t *testing.T, transport string) {
 	ctx := context.Background()
 	srv, _ := newShellServer(t, tools.Options{ProgressInterval: 50 * time.Millisecond}, sandboxShell(t))
 	got := make(chan *mcp.ProgressNotificationParams, 1000)
 	c := mcp.NewClient(&mcp.Implementation{Name: "progress-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { got <- req.Params },
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx, st, "progress") }()
+	var ct mcp.Transport
+	if transport == "http" {
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(hs.Close)
+		ct = &mcp.StreamableClientTransport{Endpoint: hs.URL + "?workspace=progress"}
+	} else {
+		var st mcp.Transport
+		ct, st = mcp.NewInMemoryTransports()
+		sctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(sctx, st, "progress") }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
 	cs, err := c.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	t.Cleanup(func() { cs.Close() })
 
 	if text, isErr := call(t, cs, "exec", M{"command": "true"}); isErr || len(got) != 0 {
 		t.Fatalf("exec without a token: %q, %d notifications", text, len(got))
