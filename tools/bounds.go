@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,4 +64,25 @@ func check(v reflect.Value, bs []bound) error {
 		}
 	}
 	return nil
+}
+
+// plain replaces, throughout s, a union of a type with "null" (what a Go
+// slice, map or pointer derives to) by the type alone: some clients (the
+// MCP Inspector among them) reject type arrays, and a tool argument left
+// out is already how a model says "none".
+func plain(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if nonNull := slices.DeleteFunc(slices.Clone(s.Types), func(t string) bool { return t == "null" }); len(s.Types) > 0 && len(nonNull) == 1 {
+		s.Type, s.Types = nonNull[0], nil
+	}
+	for _, p := range s.Properties {
+		plain(p)
+	}
+	for _, d := range s.Defs {
+		plain(d)
+	}
+	plain(s.Items)
+	plain(s.AdditionalProperties)
 }

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -92,6 +93,41 @@ func TestUnrecordedCallMessage(t *testing.T) {
 	for _, bad := range []string{"/var/lib", "record audit entry", "meta.db"} {
 		if strings.Contains(msg, bad) {
 			t.Errorf("message leaks %q: %q", bad, msg)
+		}
+	}
+}
+
+// TestSchemasUsePlainTypes: no input or output schema of any tool has a
+// union type (a "type" array such as ["null","array"]), which clients
+// such as the MCP Inspector reject.
+func TestSchemasUsePlainTypes(t *testing.T) {
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if _, isList := x.([]any); k == "type" && isList {
+					t.Errorf("%s: union type %v", where, x)
+				}
+				walk(where+"."+k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(where, x)
+			}
+		}
+	}
+	for _, tl := range tools.New(tools.Options{}).Tools() {
+		for kind, s := range map[string]any{"input": tl.InputSchema, "output": tl.OutputSchema} {
+			data, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(data, &v); err != nil {
+				t.Fatal(err)
+			}
+			walk(tl.Name+" "+kind, v)
 		}
 	}
 }

@@ -198,6 +198,7 @@ func addStructured[In, Out any](s *Set, k kind, name, desc string, h func(ctx co
 	if err != nil {
 		panic(fmt.Sprintf("tools: output schema of %s: %v", name, err))
 	}
+	plain(schema)
 	register(s, k, name, desc, schema, func(ctx context.Context, c *call, in In) (string, any, error) {
 		return h(ctx, c, in)
 	})
@@ -214,6 +215,7 @@ func register[In any](s *Set, k kind, name, desc string, out *jsonschema.Schema,
 	}
 	bounds := boundsOf(reflect.TypeFor[In]())
 	document(schema, bounds)
+	plain(schema)
 	tl := &Tool{Name: name, Description: desc, InputSchema: schema, OutputSchema: out, ReadOnly: k == readOnly}
 	tl.run = func(ctx context.Context, t Target, args json.RawMessage) (string, any, error) {
 		var in In
