@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/provider"
 )
 
 // TestSweepIdle: a sweep removes the work dirs (and their state
@@ -167,4 +168,35 @@ func TestExecSweepsIdle(t *testing.T) {
 	if _, err := os.Lstat(s.WorkDir()); err != nil {
 		t.Errorf("the running workspace's work dir: %v", err)
 	}
+}
+
+// TestRunWaitingOnRemovedWorkDir: a run waiting for the lock of a work
+// dir that is removed meanwhile (RemoveWorkDir, Sweep) starts over in a
+// new one instead of failing on the removed state directory.
+func TestRunWaitingOnRemovedWorkDir(t *testing.T) {
+	s, ws := newShell(t, Options{})
+	writeWS(t, ws, "f", "content", 0o644)
+	mustExec(t, s, "true")
+	held, err := lockFile(s.stateDir(), true) // as a sweep does
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := s.Exec(context.Background(), provider.ExecRequest{Command: "cat f"})
+		done <- result{res.Stdout, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // usually: the run waits on the lock now
+	if err := removeWork(s.WorkDir()); err != nil {
+		t.Fatal(err)
+	}
+	held.Close()
+	if r := <-done; r.err != nil || r.out != "content" {
+		t.Errorf("run after its work dir was removed: %q, %v", r.out, r.err)
+	}
+	sameTree(t, s, ws)
 }
