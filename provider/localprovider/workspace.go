@@ -2,6 +2,7 @@ package localprovider
 
 import (
 	"context"
+	"io"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/provider"
@@ -54,10 +55,13 @@ func (x *Workspace) Snapshots() provider.Snapshots {
 
 // Close implements provider.Workspace. The store's workspace stays open
 // (the store shares one handle per workspace); a shell module with a
-// Close(ctx) method is closed.
+// Close(ctx) or Close() method (sandbox.Shell: its file watches) is closed.
 func (x *Workspace) Close(ctx context.Context) error {
-	if c, ok := x.shell.(interface{ Close(context.Context) error }); ok {
+	switch c := x.shell.(type) {
+	case interface{ Close(context.Context) error }:
 		return c.Close(ctx)
+	case io.Closer:
+		return c.Close()
 	}
 	return nil
 }
