@@ -175,9 +175,15 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	return w, nil
 }
 
-// List returns every workspace, ordered by name.
+// List returns every workspace, ordered by name. It reads the catalog,
+// checkpoint counts and each workspace's stored usage record in one
+// snapshot, without opening the workspaces (vfs.StoredUsages), so its cost
+// grows with the number of workspaces only, not with what they hold.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
-	var rows []meta.Workspace
+	var (
+		rows   []meta.Workspace
+		usages map[string]vfs.Usage
+	)
 	counts := map[string]int{}
 	err := s.meta.View(ctx, func(tx meta.Tx) error {
 		var err error
@@ -191,22 +197,15 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 			}
 			counts[r.ID] = len(cps)
 		}
-		return nil
+		usages, err = vfs.StoredUsages(ctx, s.deps(), tx, rows)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list workspaces: %w", err)
 	}
 	out := make([]Info, 0, len(rows))
 	for i := range rows {
-		w, err := s.openRow(ctx, &rows[i])
-		if err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", err)
-		}
-		info, err := w.info(ctx, &rows[i], counts[rows[i].ID])
-		if err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", err)
-		}
-		out = append(out, info)
+		out = append(out, newInfo(&rows[i], usages[rows[i].ID], counts[rows[i].ID]))
 	}
 	return out, nil
 }
@@ -250,11 +249,15 @@ func (w *Workspace) info(ctx context.Context, row *meta.Workspace, checkpoints i
 	if err != nil {
 		return Info{}, err
 	}
+	return newInfo(row, u, checkpoints), nil
+}
+
+func newInfo(row *meta.Workspace, u vfs.Usage, checkpoints int) Info {
 	return Info{
 		ID: row.ID, Name: row.Name, ParentID: row.ParentID, Origin: row.OriginCheckpoint,
 		Quota: row.Quota, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 		Entries: u.Entries, Bytes: u.Bytes, Checkpoints: checkpoints,
-	}, nil
+	}
 }
 
 // Delete removes a workspace (by name or ID) with its head and its

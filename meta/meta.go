@@ -101,6 +101,10 @@ type Tx interface {
 	Staged(workspaceID string) ([]Staged, error)
 	// DeleteStaged removes the workspace's staging rows whose Seq <= maxSeq.
 	DeleteStaged(workspaceID string, maxSeq int64) error
+	// StagedKey calls fn with each workspace's staging row for key, in
+	// workspace ID order, skipping workspaces without one: one indexed
+	// read for all workspaces (List reads every usage record this way).
+	StagedKey(key []byte, fn func(workspaceID string, row Staged) error) error
 
 	// StateTx copies staging deltas for fork, checkpoint and restore.
 	StateTx

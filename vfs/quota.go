@@ -32,6 +32,47 @@ func (t *txn) usage(ctx context.Context) (Usage, error) {
 	return decodeUsage(v)
 }
 
+// StoredUsages returns the recorded usage of each workspace row (by ID)
+// without opening the workspaces or reading their staging deltas: the
+// usage records still in staging come from one StagedKey read in tx (the
+// transaction rows were read in), the others from a point lookup in each
+// row's committed tree. A workspace without a record has zero usage.
+func StoredUsages(ctx context.Context, d Deps, tx meta.Tx, rows []meta.Workspace) (map[string]Usage, error) {
+	staged := make(map[string]meta.Staged, len(rows))
+	if err := tx.StagedKey(usageKey, func(id string, r meta.Staged) error {
+		staged[id] = r
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read usage: %w", err)
+	}
+	out := make(map[string]Usage, len(rows))
+	for i := range rows {
+		u, err := storedUsage(ctx, d, &rows[i], staged)
+		if err != nil {
+			return nil, fmt.Errorf("read usage of workspace %s: %w", rows[i].Name, err)
+		}
+		out[rows[i].ID] = u
+	}
+	return out, nil
+}
+
+// storedUsage decodes row's usage record: its staging row if it has one,
+// else the record in its committed tree.
+func storedUsage(ctx context.Context, d Deps, row *meta.Workspace, staged map[string]meta.Staged) (Usage, error) {
+	r, found := staged[row.ID]
+	v, ok := r.Value, found && !r.Deleted
+	if !found {
+		var err error
+		if v, ok, err = d.KV.Get(ctx, row.Root, usageKey); err != nil {
+			return Usage{}, err
+		}
+	}
+	if !ok {
+		return Usage{}, nil
+	}
+	return decodeUsage(v)
+}
+
 // addUsage records a change of usage, failing with errdefs.ErrQuota when a
 // growth would pass the quota.
 func (t *txn) addUsage(ctx context.Context, bytes, entries int64) error {

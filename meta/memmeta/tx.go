@@ -311,6 +311,21 @@ func (t *tx) Staged(workspaceID string) ([]meta.Staged, error) {
 	return out, nil
 }
 
+// StagedKey implements meta.Tx.
+func (t *tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
+	for _, id := range slices.Sorted(maps.Keys(t.s.workspaces)) {
+		r, ok := t.s.staging[id][string(key)]
+		if !ok {
+			continue
+		}
+		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		if err := fn(id, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // DeleteStaged implements meta.Tx.
 func (t *tx) DeleteStaged(workspaceID string, maxSeq int64) error {
 	if err := t.writable(fmt.Sprintf("delete staging rows of workspace %q", workspaceID)); err != nil {

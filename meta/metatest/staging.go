@@ -165,5 +165,32 @@ func testStagingModel(t *testing.T, s meta.Store) {
 		if d := diffStaged(got, want); d != "" {
 			rt.Fatalf("Staged differs from the model: %s", d)
 		}
+		// StagedKey sees the same row for each key, among every
+		// workspace's rows (earlier runs' included), in ID order.
+		for _, k := range []string{"", "a", "a\x00", "ab", "b", "\xff", "zz", "missing"} {
+			var got []meta.Staged
+			prev := ""
+			if err := s.View(context.Background(), func(tx meta.Tx) error {
+				return tx.StagedKey([]byte(k), func(id string, r meta.Staged) error {
+					if id <= prev {
+						return fmt.Errorf("workspace %q after %q", id, prev)
+					}
+					prev = id
+					if id == ws {
+						got = append(got, r)
+					}
+					return nil
+				})
+			}); err != nil {
+				rt.Fatalf("StagedKey(%q): %v", k, err)
+			}
+			var want []meta.Staged
+			if r, ok := model[k]; ok {
+				want = []meta.Staged{r}
+			}
+			if d := diffStaged(got, want); d != "" {
+				rt.Fatalf("StagedKey(%q) differs from the model: %s", k, d)
+			}
+		}
 	})
 }

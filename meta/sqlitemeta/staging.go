@@ -11,6 +11,10 @@ import (
 const (
 	qStaged       = `SELECT key, value, deleted, seq FROM staging WHERE workspace_id = $1 ORDER BY key`
 	qDeleteStaged = `DELETE FROM staging WHERE workspace_id = $1 AND seq <= $2`
+	// qStagedKey drives from the workspace catalog so each workspace costs
+	// one primary-key lookup of (workspace_id, key).
+	qStagedKey = `SELECT w.id, s.value, s.deleted, s.seq FROM workspaces AS w
+		JOIN staging AS s ON s.workspace_id = w.id AND s.key = $1 ORDER BY w.id`
 )
 
 var putStaged = newMultiRow(`INSERT INTO staging (workspace_id, key, value, deleted, seq) VALUES `, `(?, ?, ?, ?, ?)`,
@@ -81,6 +85,24 @@ func hasDuplicateKey(rows []meta.Staged) bool {
 // reads back as nil.
 func (t *tx) Staged(workspaceID string) ([]meta.Staged, error) {
 	return t.stagedRows(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qStaged, workspaceID)
+}
+
+// StagedKey implements meta.Tx. An empty Value reads back as nil.
+func (t *tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
+	if key == nil {
+		key = []byte{}
+	}
+	return t.query(fmt.Sprintf("read staging rows of key %q", key), qStagedKey, []any{key}, func(rows *sql.Rows) error {
+		var id string
+		r := meta.Staged{Key: bytes.Clone(key)}
+		if err := rows.Scan(&id, &r.Value, &r.Deleted, &r.Seq); err != nil {
+			return err
+		}
+		if len(r.Value) == 0 {
+			r.Value = nil
+		}
+		return fn(id, r)
+	})
 }
 
 // stagedRows runs a query returning staging rows (key, value, deleted, seq).
