@@ -223,12 +223,19 @@ type Snapshots interface {
 	Checkpoint(ctx context.Context, label string) (Checkpoint, error)
 	Checkpoints(ctx context.Context) ([]Checkpoint, error)
 	Restore(ctx context.Context, checkpoint string) error
-	// Diff compares two states of this workspace: "" is the live state, a
-	// checkpoint ID or label otherwise. Unified adds text diffs.
+	// Diff compares two states of this workspace: "" is the live state,
+	// ParentState the state it was forked from (fs.ErrNotExist when it is
+	// not a fork or its parent is gone), a checkpoint ID or label otherwise.
+	// Unified adds text diffs.
 	Diff(ctx context.Context, from, to string, unified bool) ([]DiffEntry, error)
 	// Fork creates a new workspace from the live state and returns its ref.
 	Fork(ctx context.Context, name string) (Ref, error)
 }
+
+// ParentState names, for Snapshots.Diff, the state a fork was forked
+// from: its origin checkpoint, or its parent's live head (as the CLI's
+// one-argument diff). A checkpoint labelled so is named by its ID.
+const ParentState = "@parent"
 
 // Checkpoint describes a checkpoint.
 type Checkpoint struct {

@@ -3,7 +3,9 @@
 // exec_wait, exec_tail, exec_output, exec_kill for background runs),
 // checkpoint, checkpoints, restore, diff and fork, each with a JSON schema an LLM can
 // call from (derived from the Go input struct and its jsonschema tags).
-// A tool whose result has a structure (diff: the ordered changes) also
+// In a fork, diff from "@parent" (provider.ParentState) compares with the
+// state the fork was made from. A tool whose result has a structure (diff:
+// the ordered changes) also
 // returns it as Result.Structured, described by Tool.OutputSchema.
 //
 // Invariants:

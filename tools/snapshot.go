@@ -22,8 +22,8 @@ type restoreIn struct {
 }
 
 type diffIn struct {
-	From    string `json:"from,omitempty" jsonschema:"checkpoint ID or label to compare from (default: the latest checkpoint)"`
-	To      string `json:"to,omitempty" jsonschema:"checkpoint ID or label to compare to (default: the current state)"`
+	From    string `json:"from,omitempty" jsonschema:"checkpoint ID or label to compare from (default: the latest checkpoint), or '@parent': the state this workspace was forked from"`
+	To      string `json:"to,omitempty" jsonschema:"checkpoint ID or label to compare to (default: the current state), or '@parent'"`
 	Summary bool   `json:"summary,omitempty" jsonschema:"list changed paths only, without text diffs"`
 }
 
@@ -52,7 +52,8 @@ func (s *Set) addSnapshotTools() {
 		"Cheap at any workspace size.", checkpointTool)
 	add(s, readOnly, "checkpoints", "List the workspace's checkpoints, oldest first (the newest 50).", checkpointsTool)
 	add(s, mutating, "restore", "Put the workspace back to a checkpoint, discarding every change made since.", restoreTool)
-	addStructured(s, readOnly, "diff", "Show what changed between a checkpoint and the current state (or between two checkpoints), "+
+	addStructured(s, readOnly, "diff", "Show what changed between a checkpoint and the current state (or between two checkpoints, "+
+		"or, in a fork, since the state it was forked from: from='@parent'), "+
 		"with unified diffs of text files. The changes come in order: applied one after another to the first state they "+
 		"give the second (deletions first, then renames and new directories, then new files and modifications).", diffTool)
 	add(s, snapshotOp, "fork", "Copy the current state into a new, independent workspace (cheap at any size). "+
@@ -158,6 +159,9 @@ func diffTool(ctx context.Context, c *call, in diffIn) (string, diffOut, error) 
 		from = cps[len(cps)-1].ID
 	}
 	entries, err := s.Diff(ctx, from, in.To, !in.Summary)
+	if from == provider.ParentState && in.To == "" && errors.Is(err, fs.ErrNotExist) {
+		return "", diffOut{}, argError("this workspace is not a fork (or its parent was deleted): there is no %s to compare with", provider.ParentState)
+	}
 	if err != nil {
 		name := from
 		if in.To != "" && !strings.Contains(err.Error(), from) {

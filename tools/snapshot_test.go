@@ -2,13 +2,17 @@ package tools_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/provider/localprovider"
+	"github.com/forkspace/forkspace/provider/memprovider"
 	"github.com/forkspace/forkspace/tools"
 )
 
@@ -176,5 +180,43 @@ func TestAutoCheckpointLabels(t *testing.T) {
 	e.ok("restore", M{"checkpoint": label})
 	if got := e.get("a.txt"); got != "v1\n" {
 		t.Errorf("after restoring %q: %q, want v1", label, got)
+	}
+}
+
+// TestDiffAgainstParent: a session working in a fork diffs against the
+// state it was forked from with from="@parent"; a workspace that is not a
+// fork is told so.
+func TestDiffAgainstParent(t *testing.T) {
+	ctx := context.Background()
+	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	open := func(name string) provider.Workspace {
+		ws, _, err := p.Open(ctx, memprovider.Config{Config: localprovider.Config{Workspace: name}}, provider.Session{ID: name}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	set := tools.New(tools.Options{})
+	call := func(ws provider.Workspace, name string, args string) tools.Result {
+		return set.Call(ctx, tools.Direct(ws), name, json.RawMessage(args))
+	}
+	parent := open("parent")
+	call(parent, "write", `{"path":"a.txt","content":"v1\n"}`)
+	if r := call(parent, "fork", `{"name":"child"}`); r.IsError {
+		t.Fatal(r.Text)
+	}
+	child := open("child")
+	call(child, "write", `{"path":"a.txt","content":"v2\n"}`)
+	call(child, "write", `{"path":"new.txt","content":"n\n"}`)
+	r := call(child, "diff", `{"from":"@parent"}`)
+	if r.IsError || !strings.Contains(r.Text, "2 changes from @parent") || !strings.Contains(r.Text, "+v2") || !strings.Contains(r.Text, "added new.txt") {
+		t.Errorf("child diff from @parent = %q", r.Text)
+	}
+	if r := call(parent, "diff", `{"from":"@parent"}`); !r.IsError || !strings.Contains(r.Text, "not a fork") {
+		t.Errorf("parent diff from @parent = %+v", r)
 	}
 }

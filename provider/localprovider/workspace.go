@@ -94,17 +94,29 @@ func (x *Workspace) Restore(ctx context.Context, checkpoint string) error {
 }
 
 // state names a state of this workspace for Store.Diff: "" is the live
-// head, anything else a checkpoint ID or label.
-func (x *Workspace) state(s string) string {
-	if s == "" {
-		return x.w.ID()
+// head, provider.ParentState the state it was forked from, anything else a
+// checkpoint ID or label.
+func (x *Workspace) state(ctx context.Context, s string) (string, error) {
+	switch s {
+	case "":
+		return x.w.ID(), nil
+	case provider.ParentState:
+		return x.p.st.Parent(ctx, x.w.ID())
 	}
-	return x.w.ID() + "@" + s
+	return x.w.ID() + "@" + s, nil
 }
 
 // Diff implements provider.Snapshots.
 func (x *Workspace) Diff(ctx context.Context, from, to string, unified bool) ([]provider.DiffEntry, error) {
-	changes, err := x.p.st.Diff(ctx, x.state(from), x.state(to), vfs.DiffOptions{Unified: unified})
+	a, err := x.state(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := x.state(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := x.p.st.Diff(ctx, a, b, vfs.DiffOptions{Unified: unified})
 	if err != nil {
 		return nil, err
 	}
