@@ -8,13 +8,22 @@ import (
 	"testing"
 )
 
-// inspector is the MCP Inspector release this test was verified with.
-const inspector = "@modelcontextprotocol/inspector@0.17.2"
+// inspectors are the MCP Inspector releases this test runs: 0.15, whose
+// CLI rejected union types in tool schemas (it sent edit's
+// ["null","array"] edits as a string), and a later one.
+var inspectors = []string{"@modelcontextprotocol/inspector@0.15.0", "@modelcontextprotocol/inspector@0.17.2"}
 
-// TestMCPInspector lists and calls the tools with an MCP client this
-// project did not write: the MCP Inspector's CLI mode, from npm. In CI
-// (CI=true) a missing npx fails the test; elsewhere the test is skipped.
+// TestMCPInspector lists and calls the tools, an edit with an array
+// argument among them, with an MCP client this project did not write: the
+// MCP Inspector's CLI mode, from npm. In CI (CI=true) a missing npx fails
+// the test; elsewhere the test is skipped.
 func TestMCPInspector(t *testing.T) {
+	for _, inspector := range inspectors {
+		t.Run(strings.TrimPrefix(inspector, "@modelcontextprotocol/"), func(t *testing.T) { testInspector(t, inspector) })
+	}
+}
+
+func testInspector(t *testing.T, inspector string) {
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -62,5 +71,10 @@ func TestMCPInspector(t *testing.T) {
 	out := run("--method", "tools/call", "--tool-name", "read", "--tool-arg", "path=notes.md")
 	if !strings.Contains(out, `from the inspector`) {
 		t.Errorf("read through the inspector: %s", out)
+	}
+	out = run("--method", "tools/call", "--tool-name", "edit", "--tool-arg", "path=notes.md",
+		"--tool-arg", `edits=[{"old_text":"from","new_text":"edited by"}]`)
+	if !strings.Contains(out, "edited notes.md") {
+		t.Errorf("edit through the inspector: %s", out)
 	}
 }
