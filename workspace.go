@@ -184,18 +184,14 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 		rows   []meta.Workspace
 		usages map[string]vfs.Usage
 	)
-	counts := map[string]int{}
+	var counts map[string]int
 	err := s.meta.View(ctx, func(tx meta.Tx) error {
 		var err error
 		if rows, err = tx.Workspaces(); err != nil {
 			return err
 		}
-		for _, r := range rows {
-			cps, err := tx.Checkpoints(r.ID)
-			if err != nil {
-				return err
-			}
-			counts[r.ID] = len(cps)
+		if counts, err = tx.CheckpointCounts(); err != nil {
+			return err
 		}
 		usages, err = vfs.StoredUsages(ctx, s.deps(), tx, rows)
 		return err

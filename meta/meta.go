@@ -91,6 +91,9 @@ type Tx interface {
 	Checkpoint(id string) (*Checkpoint, error)
 	// Checkpoints lists a workspace's checkpoints, oldest first.
 	Checkpoints(workspaceID string) ([]Checkpoint, error)
+	// CheckpointCounts returns how many checkpoints each workspace has, by
+	// workspace ID (workspaces without any are absent), in one read.
+	CheckpointCounts() (map[string]int, error)
 	// DeleteCheckpoint removes one checkpoint.
 	DeleteCheckpoint(id string) error
 

@@ -263,6 +263,15 @@ func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
 	return cs, nil
 }
 
+// CheckpointCounts implements meta.Tx.
+func (t *tx) CheckpointCounts() (map[string]int, error) {
+	counts := map[string]int{}
+	for _, c := range t.s.checkpoints {
+		counts[c.WorkspaceID]++
+	}
+	return counts, nil
+}
+
 // DeleteCheckpoint implements meta.Tx.
 func (t *tx) DeleteCheckpoint(id string) error {
 	op := fmt.Sprintf("delete checkpoint %q", id)

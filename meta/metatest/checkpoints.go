@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"testing"
 	"time"
 
@@ -49,6 +50,10 @@ func testCheckpoints(t *testing.T, s meta.Store) {
 		wantErr(t, "Checkpoint of a missing id", err, fs.ErrNotExist)
 		if cs, err := tx.Checkpoints("id-missing"); err != nil || len(cs) != 0 {
 			t.Errorf("Checkpoints of a missing workspace = %v, %v; want none", cs, err)
+		}
+		counts, err := tx.CheckpointCounts()
+		if want := map[string]int{w.ID: len(made), "id-v": 1}; err != nil || !maps.Equal(counts, want) {
+			t.Errorf("CheckpointCounts = %v, %v; want %v", counts, err, want)
 		}
 		return nil
 	})

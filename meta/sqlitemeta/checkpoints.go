@@ -17,6 +17,7 @@ const (
 	qCheckpoint       = `SELECT ` + checkpointColumns + ` FROM checkpoints WHERE id = $1`
 	qCheckpoints      = `SELECT ` + checkpointColumns + ` FROM checkpoints WHERE workspace_id = $1 ORDER BY created_at, id`
 	qDeleteCheckpoint = `DELETE FROM checkpoints WHERE id = $1`
+	qCheckpointCounts = `SELECT workspace_id, COUNT(*) FROM checkpoints GROUP BY workspace_id`
 )
 
 // CreateCheckpoint implements meta.Tx. An empty ID or WorkspaceID is
@@ -64,6 +65,22 @@ func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
 			return err
 		})
 	return cs, err
+}
+
+// CheckpointCounts implements meta.Tx with one pass over the
+// checkpoints_by_workspace index.
+func (t *tx) CheckpointCounts() (map[string]int, error) {
+	counts := map[string]int{}
+	err := t.query("count checkpoints", qCheckpointCounts, nil, func(rows *sql.Rows) error {
+		var (
+			id string
+			n  int
+		)
+		err := rows.Scan(&id, &n)
+		counts[id] = n
+		return err
+	})
+	return counts, err
 }
 
 func scanCheckpoint(rows *sql.Rows) (*meta.Checkpoint, error) {
