@@ -52,9 +52,12 @@ func (m *materializer) sync(prev *vfs.FS, extra map[string]bool) error {
 	addChanges(paths, changes)
 	for _, p := range slices.Sorted(maps.Keys(paths)) {
 		var err error
-		if paths[p] {
+		switch {
+		case !m.inDir(p):
+			err = m.remove(p)
+		case paths[p]:
 			err = m.tree(p)
-		} else {
+		default:
 			_, err = m.path(p)
 		}
 		if err != nil {
@@ -125,11 +128,8 @@ func (m *materializer) path(p string) (fs.FileInfo, error) {
 		return nil, nil
 	}
 	fi, err := m.snap.Lstat(m.ctx, p)
-	if err == nil && !m.inDir(p) {
-		err = fs.ErrNotExist
-	}
-	// A path resolved through a symbolic link (a looping one: ErrLoop) is
-	// no entry of the workspace: its parent is not a directory.
+	// A path resolved through a looping symbolic link is no entry of the
+	// workspace: its parent is not a directory.
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errdefs.ErrNotDir) || errors.Is(err, errdefs.ErrLoop) {
 		return nil, m.remove(p)
 	}
@@ -165,9 +165,10 @@ func (m *materializer) path(p string) (fs.FileInfo, error) {
 }
 
 // inDir reports whether p's parent is a directory of the workspace and not
-// a symbolic link that Lstat followed to reach p (a directory the command
-// removed may come back as a link, and its old children must not be
-// mirrored through it).
+// a symbolic link that Lstat would follow to reach p (a directory the
+// command removed may come back as a link, and its old children must not
+// be mirrored through it). Only paths named by a diff need the check: tree
+// reaches children through their directory.
 func (m *materializer) inDir(p string) bool {
 	dir := path.Dir(p)
 	if dir == "." {
