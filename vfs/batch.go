@@ -57,7 +57,7 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	log := &batchLog{acc: txn{f: f}}
 	b.batch = log
 	if f.hooks != nil {
-		b.hooks = batchHooks{Hooks: f.hooks, log: log}
+		b.hooks = batchHooks{Hooks: f.hooks}
 	}
 	err := fn(b)
 	b.closed.Store(true)
@@ -76,7 +76,7 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	if err := f.commitLocked(ctx, op, ".", &log.acc); err != nil {
 		return f.release(ctx, err, log.acc.intents)
 	}
-	f.changed(log.changed...)
+	f.changed(ctx, op, log.changed...)
 	return nil
 }
 
@@ -119,18 +119,11 @@ func (l *batchLog) add(b *FS, t *txn) {
 	l.acc.intents = append(l.acc.intents, t.intents...)
 }
 
-// batchHooks are the parent's hooks seen from a Batch: changes are
-// reported when the batch is durable, and hydrating (which writes to the
-// parent) is refused.
+// batchHooks are the parent's hooks seen from a Batch: hydrating (which
+// writes to the parent) is refused. Changes go to the batch's log
+// (FS.changed), reported when the batch is durable.
 type batchHooks struct {
 	Hooks
-	log *batchLog
-}
-
-func (h batchHooks) Changed(name string) {
-	h.log.mu.Lock()
-	h.log.changed = append(h.log.changed, name)
-	h.log.mu.Unlock()
 }
 
 func (h batchHooks) Hydrate(_ context.Context, name string) error {

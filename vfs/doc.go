@@ -63,6 +63,13 @@
 // renaming an entry sets its directory's mtime and ctime; attribute changes
 // set ctime; reads never update atime (noatime). Owners default to 0:0.
 //
+// # Watching
+//
+// Watch registers a callback that hears of every change of the state once
+// it is durable (Event: the operation, the path it named, and whether a
+// whole subtree changed), whichever surface made it: a FUSE mount keeps
+// the kernel's caches coherent with it, a change feed publishes it.
+//
 // # Handles
 //
 // A *File buffers writes in a content.Draft; Sync and Close commit them

@@ -86,7 +86,8 @@ type FS struct {
 
 	commits committer
 
-	hooks Hooks // nil: no mounts (see SetHooks)
+	hooks Hooks    // nil: no mounts (see SetHooks)
+	watch watchers // callbacks of Watch
 
 	// batch collects the mutations of a Batch's filesystem instead of
 	// committing them (nil: commit each).
@@ -247,7 +248,7 @@ func (f *FS) updateContent(ctx context.Context, op, name string, in content.Inte
 		return err
 	}
 	if changed {
-		f.changed(name)
+		f.changed(ctx, op, name)
 	}
 	return nil
 }

@@ -71,13 +71,21 @@ func (f *FS) checkWrite(ctx context.Context, op string, names ...string) error {
 	return nil
 }
 
-// changed tells the hooks that names were mutated.
-func (f *FS) changed(names ...string) {
-	if f.hooks == nil {
+// changed reports that op's mutations of names are durable: to the hooks
+// and the watchers (Watch), or, on a Batch's filesystem, to the batch,
+// which reports them once it lands.
+func (f *FS) changed(ctx context.Context, op string, names ...string) {
+	if f.batch != nil {
+		f.batch.mu.Lock()
+		f.batch.changed = append(f.batch.changed, names...)
+		f.batch.mu.Unlock()
 		return
 	}
 	for _, n := range names {
-		f.hooks.Changed(n)
+		if f.hooks != nil {
+			f.hooks.Changed(n)
+		}
+		f.notify(ctx, Event{Op: op, Name: n})
 	}
 }
 
@@ -156,11 +164,11 @@ func (f *FS) hydrate(ctx context.Context, op, name string) error {
 	return errdefs.PathError(op, name, f.hooks.Hydrate(ctx, name))
 }
 
-// changedOn reports name changed when *err is nil (deferred by operations
-// with a second path).
-func (f *FS) changedOn(err *error, name string) {
+// changedOn reports name changed by op when *err is nil (deferred by
+// operations with a second path).
+func (f *FS) changedOn(ctx context.Context, op string, err *error, name string) {
 	if *err == nil {
-		f.changed(name)
+		f.changed(ctx, op, name)
 	}
 }
 

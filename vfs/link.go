@@ -71,7 +71,7 @@ func (f *FS) Link(ctx context.Context, oldname, newname string) (err error) {
 	if err := f.checkTwo(ctx, op, oldname, newname); err != nil {
 		return err
 	}
-	defer f.changedOn(&err, newname)
+	defer f.changedOn(ctx, op, &err, newname)
 	return f.update(ctx, op, oldname, func(t *txn) error {
 		src, err := t.lookup(ctx, oldname, false)
 		if err != nil {

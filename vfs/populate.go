@@ -92,6 +92,9 @@ func (f *FS) Populate(ctx context.Context, dir string, items []Item) error {
 		}
 		return nil
 	})
+	if err == nil {
+		f.notify(ctx, Event{Op: op, Name: dir, Tree: true})
+	}
 	return f.releaseOnError(ctx, err, in)
 }
 
@@ -242,5 +245,6 @@ func (f *FS) FillStub(ctx context.Context, name string, marker, data []byte) err
 	if err != nil {
 		return f.releaseOnError(ctx, fmt.Errorf("fill stub: %w", err), in)
 	}
+	f.notify(ctx, Event{Op: op, Name: name})
 	return nil
 }

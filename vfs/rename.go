@@ -39,7 +39,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) (err error) {
 	if err := f.checkTwo(ctx, op, oldname, newname); err != nil {
 		return err
 	}
-	defer f.changedOn(&err, newname)
+	defer f.changedOn(ctx, op, &err, newname)
 	return f.update(ctx, op, oldname, func(t *txn) error {
 		// Both parents resolve before the source must exist, as in
 		// rename(2).

@@ -54,6 +54,7 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash, staged []meta.Staged) err
 	f.wov = f.ov.Clone()
 	f.gen.Add(1)
 	f.epoch.Add(1)
+	f.notify(ctx, Event{Op: "reset", Name: ".", Tree: true})
 	return nil
 }
 
