@@ -9,24 +9,36 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 func serveCmd(a *app) *cobra.Command {
 	var (
-		f    agentFlags
-		addr string
+		f        agentFlags
+		addr     string
+		insecure bool
 	)
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the workspace tools over MCP streamable HTTP",
 		Long: "Serve the Model Context Protocol over streamable HTTP at /mcp (and a health check at /healthz).\n" +
 			"Each MCP session works in one workspace: the one named by ?workspace=NAME on the endpoint URL\n" +
-			"(created if missing), or one created for the session. The store is created if needed.",
+			"(created if missing), or one created for the session. The store is created if needed.\n" +
+			"It listens on loopback only unless --insecure is given, and refuses requests whose Host is\n" +
+			"not a loopback name or whose Origin is not its own.",
 		Example: "  forkspace serve\n" +
 			"  forkspace serve --addr 127.0.0.1:7777   # then connect to http://127.0.0.1:7777/mcp?workspace=agent-1",
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
+			local, err := httpapi.LoopbackAddr(ctx, addr)
+			if err != nil {
+				return usage("--addr: %v", err)
+			}
+			if !local && !insecure {
+				return usage("--addr %s is reachable from other hosts and serve has no authentication yet: listen on a loopback address (127.0.0.1:PORT), or pass --insecure to accept requests from anyone who can reach it", addr)
+			}
 			srv, m, err := a.agent(ctx, f)
 			if err != nil {
 				return err
@@ -40,7 +52,7 @@ func serveCmd(a *app) *cobra.Command {
 				return fmt.Errorf("serve: %w", err)
 			}
 			fmt.Fprintf(a.stderr, "forkspace: serving MCP at http://%s/mcp\n", ln.Addr())
-			hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+			hs := &http.Server{Handler: httpapi.Guard(mux), ReadHeaderTimeout: 10 * time.Second}
 			done := make(chan error, 1)
 			go func() { done <- hs.Serve(ln) }()
 			select {
@@ -59,7 +71,8 @@ func serveCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	c.Flags().StringVar(&addr, "addr", "127.0.0.1:7777", "address to listen on")
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:7777", "address to listen on (loopback unless --insecure)")
+	c.Flags().BoolVar(&insecure, "insecure", false, "allow a non-loopback --addr although serve has no authentication")
 	agentFlagSet(c, &f)
 	return c
 }
