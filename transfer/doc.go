@@ -1,7 +1,9 @@
 // Package transfer copies file trees between the host and a workspace (any
-// *vfs.FS: a live head or a read-only checkpoint view), in four shapes:
-// ImportDir and ImportTar write into a workspace, ExportDir and ExportTar
-// read out of one.
+// *vfs.FS: a live head or a read-only checkpoint view), in six shapes:
+// ImportDir, ImportTar and ImportZip write into a workspace, ExportDir,
+// ExportTar and ExportZip read out of one. ArchiveFormat tells from a
+// destination's name which one to use, and refuses archive formats this
+// package does not write rather than treat their names as directories.
 //
 // # What is preserved
 //
@@ -17,6 +19,10 @@
 // them only when the process runs as root, best effort. Workspaces cannot
 // set the times or owner of a symbolic link itself (vfs follows the link),
 // so those two attributes of links are not carried into a workspace.
+// Zip archives keep less: modes, whole-second times and symbolic links
+// (the Info-ZIP Unix mode convention), no owners or extended attributes,
+// and a hard-linked file is exported once per name. A zip entry's CRC is
+// verified to its end; a mismatch refuses the import.
 // Devices, FIFOs and sockets have no workspace form, and sparse tar
 // entries are refused (their declared size is not bounded by the
 // archive's): Options.Skip decides.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"io/fs"
 	"testing"
 
 	"github.com/forkspace/forkspace"
@@ -40,33 +41,56 @@ func FuzzImportTar(f *testing.F) {
 	f.Add(seed(&tar.Header{Typeflag: tar.TypeLink, Name: "h", Linkname: "../outside"}))
 	f.Add([]byte{0x1f, 0x8b, 8, 0})
 
-	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, archive []byte) {
-		// A fresh store per input keeps executions independent.
-		st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), Logger: discard})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		ws, err := st.Create(ctx, "w", forkspace.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ws.WriteFile(ctx, "outside", []byte("keep"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_ = transfer.ImportTar(ctx, ws.FS, "target", bytes.NewReader(archive), transfer.Options{})
-		des, err := ws.ReadDir(ctx, ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, de := range des {
-			if de.Name() != "target" && de.Name() != "outside" {
-				t.Fatalf("wrote %q outside the target", de.Name())
-			}
-		}
-		if got, err := ws.ReadFile(ctx, "outside"); err != nil || string(got) != "keep" {
-			t.Fatalf("outside file now %q, %v", got, err)
-		}
+		importConfined(t, func(ctx context.Context, ws *forkspace.Workspace) error {
+			return transfer.ImportTar(ctx, ws.FS, "target", bytes.NewReader(archive), transfer.Options{})
+		})
 	})
+}
+
+// FuzzImportZip is FuzzImportTar for zip archives.
+func FuzzImportZip(f *testing.F) {
+	f.Add(zipOf(f, zipEntry{name: "a/b", body: "x"}))
+	f.Add(zipOf(f, zipEntry{name: "../x", body: "x"}))
+	f.Add(zipOf(f, zipEntry{name: "/abs", body: "x"}))
+	f.Add(zipOf(f, zipEntry{name: "l", body: "..", mode: fs.ModeSymlink | 0o777}, zipEntry{name: "l/x", body: "x"}))
+	f.Add(zipOf(f, zipEntry{name: "l", body: "/", mode: fs.ModeSymlink | 0o777}, zipEntry{name: "l/d/", mode: fs.ModeDir | 0o755}))
+	f.Add([]byte("PK\x05\x06"))
+	f.Fuzz(func(t *testing.T, archive []byte) {
+		importConfined(t, func(ctx context.Context, ws *forkspace.Workspace) error {
+			return transfer.ImportZip(ctx, ws.FS, "target", bytes.NewReader(archive), int64(len(archive)), transfer.Options{})
+		})
+	})
+}
+
+// importConfined runs imp (an import into "target") on a fresh store —
+// one per input keeps executions independent — and checks that nothing
+// was written outside the target directory, whatever imp returned.
+func importConfined(t *testing.T, imp func(context.Context, *forkspace.Workspace) error) {
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, err := st.Create(ctx, "w", forkspace.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteFile(ctx, "outside", []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = imp(ctx, ws)
+	des, err := ws.ReadDir(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		if de.Name() != "target" && de.Name() != "outside" {
+			t.Fatalf("wrote %q outside the target", de.Name())
+		}
+	}
+	if got, err := ws.ReadFile(ctx, "outside"); err != nil || string(got) != "keep" {
+		t.Fatalf("outside file now %q, %v", got, err)
+	}
 }

@@ -14,6 +14,9 @@ import (
 type wsSource struct {
 	fs   *vfs.FS
 	root string // a vfs path
+	// copyLinks emits every name of a hard-linked file as a file of its
+	// own, for sinks that cannot link entries (zip).
+	copyLinks bool
 }
 
 var (
@@ -94,7 +97,7 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 // emit passes one entry (a directory without its contents) to fn.
 func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, seen map[uint64]string, bodies bool, fn func(*entry, io.Reader) error) error {
 	e := s.entry(name, fi)
-	if a, ok := fi.Sys().(*vfs.Attr); ok && !fi.IsDir() && a.Nlink > 1 {
+	if a, ok := fi.Sys().(*vfs.Attr); ok && !fi.IsDir() && a.Nlink > 1 && !s.copyLinks {
 		if first, ok := seen[a.Ino]; ok {
 			e.kind, e.target, e.size = kindHardlink, first, 0
 			return fn(e, nil)

@@ -51,10 +51,12 @@ func importCmd(a *app) *cobra.Command {
 	var to string
 	c := &cobra.Command{
 		Use:   "import SRC [--to PATH]",
-		Short: "Copy a host directory or a tar archive into the workspace",
-		Long: "Copy a host directory, or a tar archive (a file, plain or gzip, or '-' for stdin), into\n" +
-			"directory PATH of the workspace, preserving modes, times, links and owners. Entries that\n" +
-			"would land outside PATH or be written through a symbolic link are refused (exit code 5).",
+		Short: "Copy a host directory or a tar or zip archive into the workspace",
+		Long: "Copy a host directory, a zip archive, or a tar archive (a file, plain or gzip, or '-'\n" +
+			"for stdin) into directory PATH of the workspace, preserving modes, times, links and owners\n" +
+			"(zip keeps modes, whole-second times and links, not owners). Entries that would land outside\n" +
+			"PATH or be written through a symbolic link are refused (exit code 5), and a refused import\n" +
+			"changes nothing.",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
@@ -87,9 +89,10 @@ func exportCmd(a *app) *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "export DEST [--from PATH]",
-		Short: "Copy the workspace (or a checkpoint) to a host directory or a tar archive",
+		Short: "Copy the workspace (or a checkpoint) to a host directory or a tar or zip archive",
 		Long: "Copy PATH of the workspace (or of a checkpoint, with -w NAME@CHECKPOINT) to a host\n" +
-			"directory, to a tar archive when DEST ends in .tar, .tar.gz or .tgz, or to stdout for '-'.\n" +
+			"directory, to a tar archive when DEST ends in .tar, .tar.gz or .tgz, to a zip archive for\n" +
+			".zip, or as a tar stream to stdout for '-'. Other archive endings (.tar.xz, .7z…) are refused.\n" +
 			"Symbolic links already in a destination directory are never followed.",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
@@ -106,15 +109,11 @@ func exportCmd(a *app) *cobra.Command {
 			defer m.done()
 			opts := a.options(m)
 			dest := argv[0]
-			switch {
-			case dest == "-":
+			if dest == "-" {
 				opts.Gzip = gz
 				err = transfer.ExportTar(ctx, f, src, a.stdout, opts)
-			case strings.HasSuffix(dest, ".tar"), strings.HasSuffix(dest, ".tar.gz"), strings.HasSuffix(dest, ".tgz"):
-				opts.Gzip = gz || !strings.HasSuffix(dest, ".tar")
-				err = exportTarFile(ctx, f, src, dest, opts)
-			default:
-				err = transfer.ExportDir(ctx, f, src, dest, opts)
+			} else {
+				err = exportTo(ctx, f, src, dest, gz, opts)
 			}
 			if err != nil {
 				return err
@@ -148,17 +147,36 @@ func importFrom(ctx context.Context, f *vfs.FS, dst, src string, a *app, opts tr
 	if err != nil {
 		return err
 	}
-	err = transfer.ImportTar(ctx, f, dst, r, opts)
-	return errors.Join(err, r.Close())
+	defer r.Close()
+	magic := make([]byte, 4)
+	if n, _ := r.ReadAt(magic, 0); transfer.IsZip(magic[:n]) {
+		return transfer.ImportZip(ctx, f, dst, r, fi.Size(), opts)
+	}
+	return transfer.ImportTar(ctx, f, dst, r, opts)
 }
 
-// exportTarFile writes a tar archive to dest, removing it on failure.
-func exportTarFile(ctx context.Context, f *vfs.FS, src, dest string, opts transfer.Options) error {
+// exportTo writes src to dest in the format its name asks for: a tar or
+// zip archive (removed again on failure), or a directory. A name ending
+// like an archive this CLI cannot write is refused before anything is
+// read or written.
+func exportTo(ctx context.Context, f *vfs.FS, src, dest string, gz bool, opts transfer.Options) error {
+	format, gzipped, err := transfer.ArchiveFormat(dest)
+	if err != nil {
+		return fmt.Errorf("export to %s: %w", dest, err)
+	}
+	if format == transfer.FormatDir {
+		return transfer.ExportDir(ctx, f, src, dest, opts)
+	}
 	w, err := os.Create(dest)
 	if err != nil {
 		return err
 	}
-	err = transfer.ExportTar(ctx, f, src, w, opts)
+	if format == transfer.FormatZip {
+		err = transfer.ExportZip(ctx, f, src, w, opts)
+	} else {
+		opts.Gzip = gz || gzipped
+		err = transfer.ExportTar(ctx, f, src, w, opts)
+	}
 	if err = errors.Join(err, w.Close()); err != nil {
 		os.Remove(dest)
 	}

@@ -97,6 +97,28 @@ func TestImportExport(t *testing.T) {
 	c.ok(nil, "-w", "u@cp", "export", out3, "--from", "x")
 	check(out3)
 
+	// Through a .zip file (issue 9: out.zip used to become a directory).
+	zipFile := filepath.Join(c.cwd, "u.zip")
+	c.ok(nil, "-w", "u@cp", "export", zipFile, "--from", "x")
+	if fi, err := os.Stat(zipFile); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("export to .zip: %v %v", fi, err)
+	}
+	c.ok(nil, "workspace", "create", "z")
+	c.ok(nil, "-w", "z", "import", zipFile, "--to", "y")
+	out4 := filepath.Join(c.cwd, "out4")
+	c.ok(nil, "-w", "z", "export", out4, "--from", "y")
+	check(out4)
+
+	// An archive format the CLI cannot write is refused before anything
+	// is created, never written as a directory of that name.
+	xz := filepath.Join(c.cwd, "u.tar.xz")
+	if msg := c.fails(exitInvalid, nil, "-w", "u", "export", xz); !strings.Contains(msg, "cannot write .tar.xz archives") {
+		t.Errorf("export to .tar.xz: %q", msg)
+	}
+	if _, err := os.Lstat(xz); !os.IsNotExist(err) {
+		t.Errorf("a refused export left %s: %v", xz, err)
+	}
+
 	// Hostile archives are refused with exit code 5.
 	c.fails(exitInvalid, []byte(evilTar(t)), "-w", "u", "import", "-")
 }
