@@ -20,9 +20,9 @@ import (
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/internal/disktest"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/provider"
-	"golang.org/x/sys/unix"
 )
 
 // quotaShell is a Shell over a workspace with a byte quota in store dir.
@@ -115,34 +115,12 @@ func TestPullBackRefusedForQuota(t *testing.T) {
 	}
 }
 
-// smallDisk mounts a tmpfs of size bytes on a temporary directory (root
-// only: CI fails without it, elsewhere the test is skipped).
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("mounting a small tmpfs needs root: CI must run as root")
-		}
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-		t.Fatalf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount tmpfs: %v", err)
-		}
-	})
-	return dir
-}
-
 // TestPullBackDiskFull: the store's disk fills up during the pull-back.
 // Nothing lands, the acknowledged file keeps every byte (also after the
 // store is reopened), and the result says why.
 func TestPullBackDiskFull(t *testing.T) {
 	ctx := context.Background()
-	disk := smallDisk(t, 6<<20)
+	disk := disktest.Small(t, 6<<20)
 	dir := filepath.Join(disk, "store")
 	s, ws, st := quotaShell(t, dir, 0)
 	keep := make([]byte, 1<<20)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
 
 	"github.com/forkspace/forkspace/errdefs"
 	"modernc.org/sqlite"
@@ -14,8 +15,9 @@ import (
 // translate adds the forkspace sentinel that matches a driver error in front
 // of it, keeping the cause in the chain: no row is fs.ErrNotExist, a unique
 // or primary-key violation is fs.ErrExist, a missing foreign-key parent is
-// fs.ErrNotExist, a damaged file is errdefs.ErrCorrupt, and a lock another
-// connection held past the busy timeout is errdefs.ErrBusy.
+// fs.ErrNotExist, a damaged file is errdefs.ErrCorrupt, a lock another
+// connection held past the busy timeout is errdefs.ErrBusy, and a full disk
+// (SQLITE_FULL) is syscall.ENOSPC, as a failed write of a blob file is.
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -45,6 +47,8 @@ func sentinelOf(err error) error {
 		return errdefs.ErrCorrupt
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return errdefs.ErrBusy
+	case sqlite3.SQLITE_FULL:
+		return syscall.ENOSPC
 	}
 	return nil
 }

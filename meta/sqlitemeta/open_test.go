@@ -10,11 +10,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/internal/disktest"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
 	_ "modernc.org/sqlite" // the "sqlite" driver, to tamper with files directly
@@ -230,5 +233,33 @@ func TestBusy(t *testing.T) {
 	}
 	if err := b.Update(context.Background(), func(tx meta.Tx) error { return tx.SetSetting("k", "b") }); err != nil {
 		t.Fatalf("Update after the lock was released: %v", err)
+	}
+}
+
+// TestDiskFull fills the file system under the database (a 2 MiB tmpfs):
+// the failing write reports syscall.ENOSPC — the errno every layer above
+// maps to "out of disk space" — and the store keeps what was committed.
+func TestDiskFull(t *testing.T) {
+	path := filepath.Join(disktest.Small(t, 2<<20), "meta.db")
+	s := openAt(t, path)
+	ctx := context.Background()
+	big := strings.Repeat("x", 256<<10)
+	var err error
+	n := 0
+	for ; n < 64 && err == nil; n++ {
+		err = s.Update(ctx, func(tx meta.Tx) error { return tx.SetSetting(fmt.Sprint("k", n), big) })
+	}
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write %d to a full disk: %v, want syscall.ENOSPC", n, err)
+	}
+	err = s.View(ctx, func(tx meta.Tx) error {
+		v, err := tx.Setting("k0")
+		if err == nil && v != big {
+			err = fmt.Errorf("k0 holds %d bytes", len(v))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a committed setting after the disk filled: %v", err)
 	}
 }

@@ -1,0 +1,32 @@
+package disktest
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Small mounts a tmpfs of size bytes on a new temporary directory and
+// returns it; it is unmounted when the test ends. Mounting needs root:
+// without it the test fails under CI (CI=true) and is skipped elsewhere.
+func Small(tb testing.TB, size int) string {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("mounting a small tmpfs needs root: CI must run as root")
+		}
+		tb.Skip("mounting a small tmpfs needs root")
+	}
+	dir := tb.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		tb.Fatalf("mount tmpfs: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			tb.Errorf("unmount tmpfs: %v", err)
+		}
+	})
+	return dir
+}
