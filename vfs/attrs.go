@@ -46,14 +46,14 @@ func (f *FS) stat(ctx context.Context, op, name string, follow bool) (fs.FileInf
 	return fi, nil
 }
 
-// setAttr resolves name (following links) and lets change edit its
-// attributes, then sets ctime to now.
-func (f *FS) setAttr(ctx context.Context, op, name string, change func(a *attr, now int64)) error {
+// setAttr resolves name (following a final link when follow is set) and
+// lets change edit its attributes, then sets ctime to now.
+func (f *FS) setAttr(ctx context.Context, op, name string, follow bool, change func(a *attr, now int64)) error {
 	if err := validPath(op, name); err != nil {
 		return err
 	}
 	return f.update(ctx, op, name, func(t *txn) error {
-		n, err := t.lookup(ctx, name, true)
+		n, err := t.lookup(ctx, name, follow)
 		if err != nil {
 			return err
 		}
@@ -71,32 +71,50 @@ func (f *FS) setAttr(ctx context.Context, op, name string, change func(a *attr, 
 // Chmod sets the permission bits (and setuid, setgid, sticky) of the file
 // name refers to, following symbolic links. Other bits of mode are ignored.
 func (f *FS) Chmod(ctx context.Context, name string, mode fs.FileMode) error {
-	return f.setAttr(ctx, "chmod", name, func(a *attr, _ int64) { a.perm = UnixMode(mode) })
+	return f.setAttr(ctx, "chmod", name, true, func(a *attr, _ int64) { a.perm = UnixMode(mode) })
 }
 
 // Chown sets the owner and group of the file name refers to, following
 // symbolic links. A negative uid or gid leaves that value unchanged.
 func (f *FS) Chown(ctx context.Context, name string, uid, gid int) error {
-	return f.setAttr(ctx, "chown", name, func(a *attr, _ int64) {
+	return f.setAttr(ctx, "chown", name, true, chown(uid, gid))
+}
+
+// Lchown is Chown without following a final symbolic link.
+func (f *FS) Lchown(ctx context.Context, name string, uid, gid int) error {
+	return f.setAttr(ctx, "lchown", name, false, chown(uid, gid))
+}
+
+func chown(uid, gid int) func(a *attr, _ int64) {
+	return func(a *attr, _ int64) {
 		if uid >= 0 {
 			a.uid = uint32(uid)
 		}
 		if gid >= 0 {
 			a.gid = uint32(gid)
 		}
-	})
+	}
 }
 
 // Chtimes sets the access and modification times (nanosecond precision) of
 // the file name refers to, following symbolic links. A zero time.Time
 // leaves that time unchanged. Reads never update atime (noatime).
 func (f *FS) Chtimes(ctx context.Context, name string, atime, mtime time.Time) error {
-	return f.setAttr(ctx, "chtimes", name, func(a *attr, _ int64) {
+	return f.setAttr(ctx, "chtimes", name, true, chtimes(atime, mtime))
+}
+
+// Lchtimes is Chtimes without following a final symbolic link.
+func (f *FS) Lchtimes(ctx context.Context, name string, atime, mtime time.Time) error {
+	return f.setAttr(ctx, "lchtimes", name, false, chtimes(atime, mtime))
+}
+
+func chtimes(atime, mtime time.Time) func(a *attr, _ int64) {
+	return func(a *attr, _ int64) {
 		if !atime.IsZero() {
 			a.atime = atime.UnixNano()
 		}
 		if !mtime.IsZero() {
 			a.mtime = mtime.UnixNano()
 		}
-	})
+	}
 }

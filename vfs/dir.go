@@ -127,6 +127,10 @@ func (e *dirEntry) IsDir() bool       { return e.typ == typeDir }
 func (e *dirEntry) Type() fs.FileMode { return e.typ.mode() }
 func (e *dirEntry) String() string    { return fs.FormatDirEntry(e) }
 
+// Ino returns the entry's inode number (the Ino of its Info's *Attr)
+// without reading its attributes.
+func (e *dirEntry) Ino() uint64 { return e.ino }
+
 func (e *dirEntry) Info() (fs.FileInfo, error) {
 	fi := &fileInfo{name: e.name, ino: e.ino}
 	err := e.fsys.read("stat", e.name, func(t *txn) error {

@@ -34,7 +34,18 @@ func (f *FS) checkTwo(ctx context.Context, op, oldname, newname string) error {
 // directory errdefs.ErrNotEmpty. Symbolic links are moved,
 // not followed. Renaming a file onto itself, or onto another hard link of
 // the same inode, does nothing. Errors name oldname.
-func (f *FS) Rename(ctx context.Context, oldname, newname string) (err error) {
+func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
+	return f.rename(ctx, oldname, newname, false)
+}
+
+// RenameNoReplace is Rename that fails with fs.ErrExist when newname
+// exists (even as a dangling symbolic link), checked in the same atomic
+// mutation (rename(2) with RENAME_NOREPLACE).
+func (f *FS) RenameNoReplace(ctx context.Context, oldname, newname string) error {
+	return f.rename(ctx, oldname, newname, true)
+}
+
+func (f *FS) rename(ctx context.Context, oldname, newname string, noReplace bool) (err error) {
 	const op = "rename"
 	if err := f.checkTwo(ctx, op, oldname, newname); err != nil {
 		return err
@@ -53,6 +64,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) (err error) {
 		}
 		if !src.exists() {
 			return fs.ErrNotExist
+		}
+		if noReplace && dst.exists() {
+			return fs.ErrExist
 		}
 		if src.ino == rootIno || dst.ino == rootIno {
 			return fmt.Errorf("%w: cannot rename the workspace root", fs.ErrInvalid)

@@ -29,6 +29,16 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash, staged []meta.Staged) err
 	if f.closed.Load() {
 		return &fs.PathError{Op: "reset", Path: ".", Err: fs.ErrClosed}
 	}
+	if err := f.reset(ctx, root, staged); err != nil {
+		return err
+	}
+	// Outside the locks: a watcher may wait for readers of f (a FUSE
+	// mount invalidating the kernel's caches).
+	f.notify(ctx, Event{Op: "reset", Name: ".", Tree: true})
+	return nil
+}
+
+func (f *FS) reset(ctx context.Context, root cas.Hash, staged []meta.Staged) error {
 	f.foldMu.Lock()
 	defer f.foldMu.Unlock()
 	f.lockIdle() // no staging row may land after the reset
@@ -54,7 +64,6 @@ func (f *FS) Reset(ctx context.Context, root cas.Hash, staged []meta.Staged) err
 	f.wov = f.ov.Clone()
 	f.gen.Add(1)
 	f.epoch.Add(1)
-	f.notify(ctx, Event{Op: "reset", Name: ".", Tree: true})
 	return nil
 }
 
