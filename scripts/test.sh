@@ -41,6 +41,9 @@ need ip iproute2
 # cmd/forkspace: the MCP Inspector (an MCP client from npm) checks the
 # server; with CI=true its test fails when npx is missing.
 need npx npm
+# fusefs, cmd/forkspace: real FUSE mounts (fusermount3; /dev/fuse must
+# exist); with CI=true the tests fail when either is missing.
+need fusermount3 fuse3
 # mount/gitmount: test repositories are built with git and served by
 # git http-backend; with CI=true the tests fail when git is missing.
 need git

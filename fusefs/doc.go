@@ -1,0 +1,43 @@
+// Package fusefs mounts workspaces as real directories with FUSE (go-fuse
+// v2's fs API, node interfaces found by type assertion): Mount serves one
+// workspace state (a live head read-write, a checkpoint or --read-only
+// read-only), MountAll every workspace of a store at DIR/<name>/.
+//
+// # Errors
+//
+// Errors become errno values here and nowhere else, through one errors.Is
+// table (errno.go): fs.ErrNotExist is ENOENT, errdefs.ErrQuota EDQUOT,
+// errdefs.ErrReadOnly EROFS, a rename of a directory into its own subtree
+// (fs.ErrInvalid) EINVAL, a rename or link between two workspaces EXDEV,
+// a missing extended attribute ENODATA, and so on; anything else is EIO,
+// logged.
+//
+// # Semantics
+//
+// vfs is addressed by path: a node finds its path by walking the kernel's
+// tree up to its workspace root. Writes go to a vfs handle, which buffers
+// them; close(2) (FUSE flush) and fsync commit them durably, so when
+// close returns the data is on disk and visible to every other surface.
+// A file unlinked while open stays readable through its descriptor.
+// rename(2) supports RENAME_NOREPLACE; RENAME_EXCHANGE is EINVAL. mknod
+// makes regular files only (no FIFOs, sockets or devices: ENOTSUP).
+// statfs shows the workspace's quota as the file system's size. Owners
+// are the workspace's; Options.UID/GID swap owner 0 with a host user.
+// Permission checks are the kernel's (default_permissions).
+//
+// # Caching and coherence
+//
+// The kernel caches entries, attributes, symbolic links and pages
+// (Options.CacheTimeout, keep_cache). Every change made through another
+// surface (the tools, the CLI, a restore, exec, a mount's index) reaches
+// the mount's watcher (vfs.FS.Watch) before the change's call returns,
+// and invalidates what the kernel holds of it; the mount's own changes
+// are skipped.
+//
+// # Mount points
+//
+// A mount point must be an empty directory (CheckMountpoint, before
+// anything is mounted). Unmount detaches a mount lazily whether its daemon
+// is alive or was killed, so no "transport endpoint is not connected"
+// stays behind.
+package fusefs

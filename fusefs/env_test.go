@@ -1,0 +1,86 @@
+package fusefs_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/fusefs"
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// requireFUSE skips the test where FUSE is unavailable; in CI
+// (CI=true) that is a failure instead.
+func requireFUSE(t testing.TB) {
+	t.Helper()
+	miss := ""
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		miss = "/dev/fuse"
+	} else if _, err := exec.LookPath("fusermount3"); err != nil {
+		miss = "fusermount3 (Debian package fuse3)"
+	}
+	if miss == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("a real FUSE mount needs %s: CI must provide it", miss)
+	}
+	t.Skipf("a real FUSE mount needs %s", miss)
+}
+
+// openStore opens a fresh store in a temporary directory.
+func openStore(t testing.TB) *forkspace.Store {
+	t.Helper()
+	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// create makes workspace name in st.
+func create(t testing.TB, st *forkspace.Store, name string, q meta.Quota) *forkspace.Workspace {
+	t.Helper()
+	w, err := st.Create(context.Background(), name, forkspace.CreateOptions{Quota: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// mount mounts fsys on a fresh directory, unmounted when the test ends.
+func mount(t testing.TB, fsys *vfs.FS, opts fusefs.Options) string {
+	t.Helper()
+	requireFUSE(t)
+	dir := t.TempDir()
+	srv, err := fusefs.Mount(context.Background(), dir, fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	return dir
+}
+
+// newMount mounts a new workspace of a fresh store.
+func newMount(t testing.TB) (*forkspace.Workspace, string) {
+	t.Helper()
+	st := openStore(t)
+	w := create(t, st, "w", meta.Quota{})
+	return w, mount(t, w.FS, fusefs.Options{})
+}
+
+func ok(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

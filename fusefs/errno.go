@@ -1,0 +1,62 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"syscall"
+
+	"github.com/forkspace/forkspace/errdefs"
+)
+
+// errnos maps the project's error vocabulary to errno values, most
+// specific first: the first sentinel errors.Is finds in an error decides.
+// This table is the only place errors become errno values (go-fuse's
+// ToErrno does not unwrap).
+var errnos = []struct {
+	err   error
+	errno syscall.Errno
+}{
+	{errdefs.ErrStale, syscall.ESTALE},
+	{errdefs.ErrQuota, syscall.EDQUOT},
+	{errdefs.ErrReadOnly, syscall.EROFS},
+	{errdefs.ErrNameTooLong, syscall.ENAMETOOLONG},
+	{errdefs.ErrLoop, syscall.ELOOP},
+	{errdefs.ErrNotEmpty, syscall.ENOTEMPTY},
+	{errdefs.ErrNotDir, syscall.ENOTDIR},
+	{errdefs.ErrIsDir, syscall.EISDIR},
+	{errdefs.ErrBusy, syscall.EBUSY},
+	{errdefs.ErrConflict, syscall.EIO},
+	{errdefs.ErrCorrupt, syscall.EIO},
+	{errXDev, syscall.EXDEV},
+	{fs.ErrNotExist, syscall.ENOENT},
+	{fs.ErrExist, syscall.EEXIST},
+	{fs.ErrPermission, syscall.EPERM},
+	{fs.ErrClosed, syscall.EBADF},
+	{fs.ErrInvalid, syscall.EINVAL},
+	{errors.ErrUnsupported, syscall.ENOTSUP},
+	{context.Canceled, syscall.EINTR},
+	{context.DeadlineExceeded, syscall.EINTR},
+}
+
+// errXDev is an operation on two paths in different workspaces (rename,
+// link) of one mount.
+var errXDev = errors.New("paths in different workspaces")
+
+// errno returns the errno of err (0 for nil). An error outside the
+// vocabulary is EIO, logged by the caller (see node.errno).
+func errno(err error) (syscall.Errno, bool) {
+	if err == nil {
+		return 0, true
+	}
+	for _, e := range errnos {
+		if errors.Is(err, e.err) {
+			return e.errno, true
+		}
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		return en, true
+	}
+	return syscall.EIO, false
+}

@@ -1,0 +1,183 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// handle is an open file of a mount: a vfs handle, which buffers writes
+// until Flush (close(2)) or Fsync commits them durably.
+type handle struct {
+	f      *vfs.File
+	append bool        // O_APPEND: every write goes to the end
+	wrote  atomic.Bool // written since opened (its size is the file's)
+}
+
+// openFlags keeps the open(2) flags vfs handles.
+func openFlags(flags uint32) int {
+	return int(flags) & (vfs.O_RDONLY | vfs.O_WRONLY | vfs.O_RDWR | vfs.O_APPEND | vfs.O_TRUNC)
+}
+
+// writes reports whether flags open for writing.
+func writes(flags uint32) bool {
+	return int(flags)&(vfs.O_WRONLY|vfs.O_RDWR) != 0
+}
+
+// track records h as open on n when it may write.
+func (n *node) track(h *handle, flags uint32) {
+	if !writes(flags) {
+		return
+	}
+	n.mu.Lock()
+	if n.open == nil {
+		n.open = map[*handle]struct{}{}
+	}
+	n.open[h] = struct{}{}
+	n.mu.Unlock()
+}
+
+// fopen are the FOPEN flags of every open: the kernel keeps its page
+// cache across opens; changes from other surfaces invalidate it.
+const fopen = fuse.FOPEN_KEEP_CACHE
+
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	ctx, p, e := n.at(ctx, writes(flags) || flags&syscall.O_TRUNC != 0)
+	if e != 0 {
+		return nil, 0, e
+	}
+	f, err := n.w.fs.OpenFile(ctx, p, openFlags(flags), 0)
+	if err != nil {
+		return nil, 0, n.w.errno("open", err)
+	}
+	h := &handle{f: f, append: flags&syscall.O_APPEND != 0}
+	n.track(h, flags)
+	return h, fopen, 0
+}
+
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	ctx, p, e := n.atChild(ctx, name, true)
+	if e != 0 {
+		return nil, nil, 0, e
+	}
+	f, err := n.w.fs.OpenFile(ctx, p, openFlags(flags)|vfs.O_CREATE|int(flags)&vfs.O_EXCL, fileMode(mode))
+	if err != nil {
+		return nil, nil, 0, n.w.errno("create", err)
+	}
+	ch, e := n.created(ctx, p, out)
+	if e != 0 {
+		_ = f.Close()
+		return nil, nil, 0, e
+	}
+	h := &handle{f: f, append: flags&syscall.O_APPEND != 0}
+	asNode(ch.Operations()).track(h, flags|syscall.O_WRONLY)
+	return ch, h, fopen, 0
+}
+
+func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, ok := fh.(*handle)
+	if !ok {
+		return nil, syscall.EBADF
+	}
+	k, err := h.f.ReadAt(dest, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, n.w.errno("read", err)
+	}
+	return fuse.ReadResultData(dest[:k]), 0
+}
+
+func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	h, ok := fh.(*handle)
+	if !ok {
+		return 0, syscall.EBADF
+	}
+	var (
+		k   int
+		err error
+	)
+	if h.append {
+		k, err = h.f.Write(data)
+	} else {
+		k, err = h.f.WriteAt(data, off)
+	}
+	h.wrote.Store(true)
+	if err != nil {
+		return uint32(k), n.w.errno("write", err)
+	}
+	return uint32(k), 0
+}
+
+// Flush (every close(2) of a descriptor) commits the handle's writes: when
+// close returns, they are durable and visible to every other surface.
+func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
+	return n.sync(fh, "flush")
+}
+
+// Fsync commits like Flush (fdatasync too: vfs commits data and
+// attributes in one transaction).
+func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) syscall.Errno {
+	return n.sync(fh, "fsync")
+}
+
+func (n *node) sync(fh gofs.FileHandle, op string) syscall.Errno {
+	h, ok := fh.(*handle)
+	if !ok {
+		return 0 // a directory: its changes are durable already
+	}
+	if err := h.f.Sync(); err != nil {
+		return n.w.errno(op, err)
+	}
+	return 0
+}
+
+func (n *node) Release(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
+	h, ok := fh.(*handle)
+	if !ok {
+		return 0
+	}
+	n.mu.Lock()
+	delete(n.open, h)
+	n.mu.Unlock()
+	// Flush committed (and reported) the writes; what a failed Flush
+	// kept buffered is discarded here, as its error said.
+	_ = h.f.Close()
+	return 0
+}
+
+// Allocate serves fallocate(2) mode 0 (grow the file: the new range reads
+// as zeros, counted against the quota) and FALLOC_FL_KEEP_SIZE (nothing
+// to reserve); other modes are EOPNOTSUPP.
+func (n *node) Allocate(ctx context.Context, fh gofs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	h, ok := fh.(*handle)
+	if !ok {
+		return syscall.EBADF
+	}
+	switch mode {
+	case 0:
+	case fallocKeepSize:
+		return 0
+	default:
+		return syscall.EOPNOTSUPP
+	}
+	fi, err := h.f.Stat()
+	if err != nil {
+		return n.w.errno("fallocate", err)
+	}
+	if end := int64(off + size); end > fi.Size() {
+		h.wrote.Store(true)
+		if err := h.f.Truncate(end); err != nil {
+			return n.w.errno("fallocate", err)
+		}
+	}
+	return 0
+}
+
+// fallocKeepSize is FALLOC_FL_KEEP_SIZE.
+const fallocKeepSize = 1

@@ -1,0 +1,675 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// ws is one mounted workspace: its FS and the inode at its root.
+type ws struct {
+	fs   *vfs.FS
+	opts *Options
+	ro   bool
+	hi   uint64 // added to the workspace's inode numbers (MountAll)
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	root      *gofs.Inode // nil until the kernel first reaches it
+	stopWatch func()
+}
+
+func newWS(fsys *vfs.FS, opts *Options, hi uint64) *ws {
+	return &ws{fs: fsys, opts: opts, ro: opts.ReadOnly || fsys.ReadOnly(), hi: hi, log: opts.logger()}
+}
+
+// originKey marks the contexts of a mount's own operations, so its
+// watcher skips the changes the kernel already knows about.
+type originKey struct{}
+
+// ctx marks ctx as an operation of w, without its cancellation: a signal
+// to the calling process interrupts the FUSE request (Go's runtime sends
+// them all the time), and an operation stopped halfway would answer EINTR
+// for a change that may have committed.
+func (w *ws) ctx(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), originKey{}, w)
+}
+
+// rootInode returns w's root inode.
+func (w *ws) rootInode() *gofs.Inode {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.root
+}
+
+// errno maps err for op, logging errors outside the vocabulary.
+func (w *ws) errno(op string, err error) syscall.Errno {
+	e, known := errno(err)
+	if !known {
+		w.log.Warn("unexpected error", "op", op, "err", err)
+	}
+	return e
+}
+
+// owner maps a uid between the workspace and the host: a swap of 0 and
+// id, so it is its own inverse.
+func owner(u, id uint32) uint32 {
+	switch {
+	case id == 0:
+		return u
+	case u == 0:
+		return id
+	case u == id:
+		return 0
+	}
+	return u
+}
+
+// ino is the mount's inode number of workspace inode ino.
+func (w *ws) ino(ino uint64) uint64 {
+	if ino == 0 {
+		return 0
+	}
+	return ino | w.hi
+}
+
+// fill sets out from a vfs FileInfo.
+func (w *ws) fill(fi fs.FileInfo, out *fuse.Attr) {
+	out.Mode = unixMode(fi.Mode())
+	out.Size = uint64(fi.Size())
+	out.Blocks = (out.Size + 511) / 512
+	out.Blksize = 4096
+	out.Nlink = 1
+	mtime := fi.ModTime()
+	a, ok := fi.Sys().(*vfs.Attr)
+	if !ok { // a virtual mount's entry
+		out.SetTimes(&mtime, &mtime, &mtime)
+		return
+	}
+	out.Ino = w.ino(a.Ino)
+	out.Nlink = a.Nlink
+	out.Uid = owner(a.Uid, w.opts.UID)
+	out.Gid = owner(a.Gid, w.opts.GID)
+	out.SetTimes(&a.Atime, &a.Mtime, &a.Ctime)
+}
+
+// unixMode converts an fs.FileMode to Unix type and permission bits.
+func unixMode(m fs.FileMode) uint32 {
+	t := uint32(syscall.S_IFREG)
+	switch {
+	case m&fs.ModeDir != 0:
+		t = syscall.S_IFDIR
+	case m&fs.ModeSymlink != 0:
+		t = syscall.S_IFLNK
+	}
+	return t | vfs.UnixMode(m)
+}
+
+// fileMode converts Unix permission bits (setuid, setgid, sticky
+// included) to an fs.FileMode.
+func fileMode(mode uint32) fs.FileMode {
+	m := fs.FileMode(mode & 0o777)
+	if mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
+// node is an inode of a mounted workspace. vfs is addressed by path, so a
+// node finds its path by walking the kernel-visible tree to the
+// workspace root (any link of a hard-linked file will do).
+type node struct {
+	gofs.Inode
+	w *ws
+
+	mu   sync.Mutex
+	open map[*handle]struct{} // handles open for writing
+}
+
+var (
+	_ gofs.NodeOnAdder       = (*node)(nil)
+	_ gofs.NodeLookuper      = (*node)(nil)
+	_ gofs.NodeGetattrer     = (*node)(nil)
+	_ gofs.NodeSetattrer     = (*node)(nil)
+	_ gofs.NodeOpener        = (*node)(nil)
+	_ gofs.NodeCreater       = (*node)(nil)
+	_ gofs.NodeReader        = (*node)(nil)
+	_ gofs.NodeWriter        = (*node)(nil)
+	_ gofs.NodeFlusher       = (*node)(nil)
+	_ gofs.NodeFsyncer       = (*node)(nil)
+	_ gofs.NodeReleaser      = (*node)(nil)
+	_ gofs.NodeAllocater     = (*node)(nil)
+	_ gofs.NodeMkdirer       = (*node)(nil)
+	_ gofs.NodeMknoder       = (*node)(nil)
+	_ gofs.NodeUnlinker      = (*node)(nil)
+	_ gofs.NodeRmdirer       = (*node)(nil)
+	_ gofs.NodeRenamer       = (*node)(nil)
+	_ gofs.NodeLinker        = (*node)(nil)
+	_ gofs.NodeSymlinker     = (*node)(nil)
+	_ gofs.NodeReadlinker    = (*node)(nil)
+	_ gofs.NodeReaddirer     = (*node)(nil)
+	_ gofs.NodeGetxattrer    = (*node)(nil)
+	_ gofs.NodeSetxattrer    = (*node)(nil)
+	_ gofs.NodeRemovexattrer = (*node)(nil)
+	_ gofs.NodeListxattrer   = (*node)(nil)
+	_ gofs.NodeStatfser      = (*node)(nil)
+)
+
+// asNode returns the node of a workspace's inode (nil for the root of
+// MountAll).
+func asNode(e gofs.InodeEmbedder) *node {
+	switch v := e.(type) {
+	case *node:
+		return v
+	case *single:
+		return &v.node
+	}
+	return nil
+}
+
+// OnAdd is called for the root of a single-workspace mount: it becomes
+// the workspace root and the watch starts.
+func (n *node) OnAdd(ctx context.Context) {
+	if n.IsRoot() {
+		n.w.attach(&n.Inode)
+	}
+}
+
+// path returns n's path in the workspace; a node no longer linked in the
+// tree is fs.ErrNotExist.
+func (n *node) path() (string, error) {
+	root := n.w.rootInode()
+	var segs []string
+	for p := &n.Inode; p != root; {
+		name, parent := p.Parent()
+		if parent == nil {
+			return "", fs.ErrNotExist
+		}
+		segs = append(segs, name)
+		p = parent
+	}
+	if len(segs) == 0 {
+		return ".", nil
+	}
+	for i, j := 0, len(segs)-1; i < j; i, j = i+1, j-1 {
+		segs[i], segs[j] = segs[j], segs[i]
+	}
+	return strings.Join(segs, "/"), nil
+}
+
+// entry adds the inode fi describes as child of n and fills out.
+func (n *node) entry(ctx context.Context, fi fs.FileInfo, out *fuse.EntryOut) *gofs.Inode {
+	n.w.fill(fi, &out.Attr)
+	return n.NewInode(ctx, &node{w: n.w}, gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino})
+}
+
+// created finishes the creation of entry p: the caller (mapped to the
+// workspace's owners) owns it, and its attributes fill out.
+func (n *node) created(ctx context.Context, p string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if c, ok := fuse.FromContext(ctx); ok {
+		uid, gid := owner(c.Uid, n.w.opts.UID), owner(c.Gid, n.w.opts.GID)
+		if uid != 0 || gid != 0 {
+			if err := n.w.fs.Lchown(ctx, p, int(uid), int(gid)); err != nil {
+				return nil, n.w.errno("chown", err)
+			}
+		}
+	}
+	fi, err := n.w.fs.Lstat(ctx, p)
+	if err != nil {
+		return nil, n.w.errno("lstat", err)
+	}
+	return n.entry(ctx, fi, out), 0
+}
+
+// at starts an operation on n: its context (ws.ctx) and path; write
+// fails with EROFS first on a read-only mount; a node no longer in the
+// tree is ENOENT.
+func (n *node) at(ctx context.Context, write bool) (context.Context, string, syscall.Errno) {
+	if write {
+		if e := n.writable(); e != 0 {
+			return nil, "", e
+		}
+	}
+	p, err := n.path()
+	if err != nil {
+		return nil, "", syscall.ENOENT
+	}
+	return n.w.ctx(ctx), p, 0
+}
+
+// atChild is at for entry name of directory n.
+func (n *node) atChild(ctx context.Context, name string, write bool) (context.Context, string, syscall.Errno) {
+	ctx, p, e := n.at(ctx, write)
+	if e != 0 || p == "." {
+		return ctx, name, e
+	}
+	return ctx, p + "/" + name, 0
+}
+
+// writable fails with EROFS on a read-only mount.
+func (n *node) writable() syscall.Errno {
+	if n.w.ro {
+		return syscall.EROFS
+	}
+	return 0
+}
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx, p, e := n.atChild(ctx, name, false)
+	if e != 0 {
+		return nil, e
+	}
+	fi, err := n.w.fs.Lstat(ctx, p)
+	if err != nil {
+		return nil, n.w.errno("lookup", err)
+	}
+	return n.entry(ctx, fi, out), 0
+}
+
+func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	ctx = n.w.ctx(ctx)
+	h, _ := fh.(*handle)
+	if h == nil {
+		h = n.writer()
+	}
+	if h != nil {
+		fi, err := h.f.Stat()
+		if err != nil {
+			return n.w.errno("fstat", err)
+		}
+		n.w.fill(fi, &out.Attr)
+		if _, parent := n.Parent(); parent == nil && !n.IsRoot() {
+			out.Nlink = 0 // unlinked while open
+		}
+		return 0
+	}
+	p, err := n.path()
+	if err != nil {
+		return syscall.ENOENT
+	}
+	fi, err := n.w.fs.Lstat(ctx, p)
+	if err != nil {
+		return n.w.errno("stat", err)
+	}
+	n.w.fill(fi, &out.Attr)
+	return 0
+}
+
+// writer returns a handle of n that has written (its size includes
+// writes not committed yet), or nil.
+func (n *node) writer() *handle {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for h := range n.open {
+		if h.wrote.Load() {
+			return h
+		}
+	}
+	return nil
+}
+
+// syncWriters commits the writes of n's open handles.
+func (n *node) syncWriters() error {
+	n.mu.Lock()
+	hs := make([]*handle, 0, len(n.open))
+	for h := range n.open {
+		if h.wrote.Load() {
+			hs = append(hs, h)
+		}
+	}
+	n.mu.Unlock()
+	for _, h := range hs {
+		if err := h.f.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	ctx = n.w.ctx(ctx)
+	if e := n.writable(); e != 0 {
+		return e
+	}
+	p, perr := n.path()
+	h, _ := fh.(*handle)
+	if perr != nil && h == nil {
+		return syscall.ENOENT
+	}
+	fsys := n.w.fs
+	if mode, ok := in.GetMode(); ok && perr == nil {
+		if err := fsys.Chmod(ctx, p, fileMode(mode)); err != nil {
+			return n.w.errno("chmod", err)
+		}
+	}
+	uid, uok := in.GetUID()
+	gid, gok := in.GetGID()
+	if (uok || gok) && perr == nil {
+		u, g := -1, -1
+		if uok {
+			u = int(owner(uid, n.w.opts.UID))
+		}
+		if gok {
+			g = int(owner(gid, n.w.opts.GID))
+		}
+		if err := fsys.Lchown(ctx, p, u, g); err != nil {
+			return n.w.errno("chown", err)
+		}
+	}
+	if size, ok := in.GetSize(); ok {
+		var err error
+		if h != nil {
+			err = h.f.Truncate(int64(size))
+		} else {
+			err = fsys.Truncate(ctx, p, int64(size))
+		}
+		if err != nil {
+			return n.w.errno("truncate", err)
+		}
+	}
+	atime, aok := in.GetATime()
+	mtime, mok := in.GetMTime()
+	if (aok || mok) && perr == nil {
+		// Commit open writes first, so their commit's mtime does not
+		// override the one set here (cp -p sets times before closing).
+		if err := n.syncWriters(); err != nil {
+			return n.w.errno("sync", err)
+		}
+		if err := fsys.Lchtimes(ctx, p, atime, mtime); err != nil {
+			return n.w.errno("chtimes", err)
+		}
+	}
+	return n.Getattr(ctx, fh, out)
+}
+
+func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	ctx, p, e := n.at(ctx, false)
+	if e != 0 {
+		return nil, e
+	}
+	target, err := n.w.fs.Readlink(ctx, p)
+	if err != nil {
+		return nil, n.w.errno("readlink", err)
+	}
+	return []byte(target), 0
+}
+
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	ctx, p, e := n.at(ctx, false)
+	if e != 0 {
+		return nil, e
+	}
+	ents, err := n.w.fs.ReadDir(ctx, p)
+	if err != nil {
+		return nil, n.w.errno("readdir", err)
+	}
+	out := dots(len(ents))
+	for _, e := range ents {
+		d := fuse.DirEntry{Name: e.Name(), Mode: unixMode(e.Type()) &^ 0o7777}
+		if i, ok := e.(interface{ Ino() uint64 }); ok {
+			d.Ino = n.w.ino(i.Ino())
+		}
+		out = append(out, d)
+	}
+	return gofs.NewListDirStream(out), 0
+}
+
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx, p, e := n.atChild(ctx, name, true)
+	if e != 0 {
+		return nil, e
+	}
+	if err := n.w.fs.Mkdir(ctx, p, fileMode(mode)); err != nil {
+		return nil, n.w.errno("mkdir", err)
+	}
+	return n.created(ctx, p, out)
+}
+
+// Mknod creates regular files; the workspace has no FIFOs, sockets or
+// devices (ENOTSUP).
+func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, syscall.ENOTSUP
+	}
+	ctx, p, e := n.atChild(ctx, name, true)
+	if e != 0 {
+		return nil, e
+	}
+	f, err := n.w.fs.OpenFile(ctx, p, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_EXCL, fileMode(mode))
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		return nil, n.w.errno("mknod", err)
+	}
+	return n.created(ctx, p, out)
+}
+
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx, p, e := n.atChild(ctx, name, true)
+	if e != 0 {
+		return nil, e
+	}
+	if err := n.w.fs.Symlink(ctx, target, p); err != nil {
+		return nil, n.w.errno("symlink", err)
+	}
+	return n.created(ctx, p, out)
+}
+
+func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	t := asNode(target)
+	if t == nil || t.w != n.w {
+		return nil, syscall.EXDEV
+	}
+	_, old, e := t.at(ctx, false)
+	if e != 0 {
+		return nil, e
+	}
+	ctx, p, e := n.atChild(ctx, name, true)
+	if e != 0 {
+		return nil, e
+	}
+	if err := n.w.fs.Link(ctx, old, p); err != nil {
+		return nil, n.w.errno("link", err)
+	}
+	fi, err := n.w.fs.Lstat(ctx, p)
+	if err != nil {
+		return nil, n.w.errno("lstat", err)
+	}
+	return n.entry(ctx, fi, out), 0
+}
+
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	return n.remove(ctx, "unlink", name)
+}
+
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.remove(ctx, "rmdir", name)
+}
+
+func (n *node) remove(ctx context.Context, op, name string) syscall.Errno {
+	ctx, p, e := n.atChild(ctx, name, true)
+	if e != 0 {
+		return e
+	}
+	if err := n.w.fs.Remove(ctx, p); err != nil {
+		return n.w.errno(op, err)
+	}
+	return 0
+}
+
+// Rename supports RENAME_NOREPLACE; RENAME_EXCHANGE and RENAME_WHITEOUT
+// are EINVAL (vfs has no atomic exchange). Between two workspaces of one
+// mount it is EXDEV.
+func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	np := asNode(newParent)
+	if np == nil || np.w != n.w {
+		return syscall.EXDEV
+	}
+	if flags&^uint32(renameNoReplace) != 0 {
+		return syscall.EINVAL
+	}
+	_, p, e := np.atChild(ctx, newName, true)
+	if e != 0 {
+		return e
+	}
+	ctx, old, e := n.atChild(ctx, name, true)
+	if e != 0 {
+		return e
+	}
+	var err error
+	if flags&renameNoReplace != 0 {
+		err = n.w.fs.RenameNoReplace(ctx, old, p)
+	} else {
+		err = n.w.fs.Rename(ctx, old, p)
+	}
+	if err != nil {
+		return n.w.errno("rename", err)
+	}
+	return 0
+}
+
+// renameNoReplace is RENAME_NOREPLACE of renameat2(2).
+const renameNoReplace = 1
+
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	ctx = n.w.ctx(ctx)
+	u, err := n.w.fs.Usage(ctx)
+	if err != nil {
+		return n.w.errno("statfs", err)
+	}
+	statfs(out, n.w.fs.Quota().MaxBytes, n.w.fs.Quota().MaxEntries, u.Bytes, u.Entries)
+	return 0
+}
+
+// unlimited is the capacity statfs shows for a dimension without quota.
+const unlimited = 1 << 50
+
+// bsize is the block size statfs reports.
+const bsize = 4096
+
+// statfs fills out from a quota (0: none) and the usage.
+func statfs(out *fuse.StatfsOut, maxBytes, maxEntries, bytes, entries int64) {
+	if maxBytes <= 0 {
+		maxBytes = bytes + unlimited
+	}
+	if maxEntries <= 0 {
+		maxEntries = entries + unlimited
+	}
+	out.Bsize, out.Frsize, out.NameLen = bsize, bsize, vfs.MaxNameLen
+	out.Blocks = uint64(maxBytes+bsize-1) / bsize
+	free := uint64(max(maxBytes-bytes, 0)) / bsize
+	out.Bfree, out.Bavail = free, free
+	out.Files = uint64(maxEntries)
+	out.Ffree = uint64(max(maxEntries-entries, 0))
+}
+
+// Extended attributes. A missing attribute is ENODATA; a buffer too small
+// for the value or the list is ERANGE (with the size needed), an empty
+// buffer asks for the size.
+
+func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	ctx, p, e := n.at(ctx, false)
+	if e != 0 {
+		return 0, e
+	}
+	v, err := n.w.fs.Getxattr(ctx, p, attr)
+	if err != nil {
+		return 0, n.xattrErrno("getxattr", err)
+	}
+	return sized(dest, v)
+}
+
+// sized copies v into dest following the xattr size protocol.
+func sized(dest, v []byte) (uint32, syscall.Errno) {
+	switch {
+	case len(dest) == 0:
+		return uint32(len(v)), 0
+	case len(dest) < len(v):
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
+}
+
+// xattrErrno maps a missing attribute to ENODATA.
+func (n *node) xattrErrno(op string, err error) syscall.Errno {
+	if errors.Is(err, fs.ErrNotExist) {
+		return syscall.ENODATA
+	}
+	return n.w.errno(op, err)
+}
+
+// Setxattr honours XATTR_CREATE (EEXIST when present) and XATTR_REPLACE
+// (ENODATA when missing), checked just before the write.
+func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	ctx, p, e := n.at(ctx, true)
+	if e != 0 {
+		return e
+	}
+	if flags&(xattrCreate|xattrReplace) != 0 {
+		_, err := n.w.fs.Getxattr(ctx, p, attr)
+		switch {
+		case err == nil && flags&xattrCreate != 0:
+			return syscall.EEXIST
+		case errors.Is(err, fs.ErrNotExist) && flags&xattrReplace != 0:
+			return syscall.ENODATA
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return n.w.errno("getxattr", err)
+		}
+	}
+	if err := n.w.fs.Setxattr(ctx, p, attr, data); err != nil {
+		if errors.Is(err, fs.ErrInvalid) && len(data) > vfs.MaxXattrValue {
+			return syscall.E2BIG
+		}
+		return n.w.errno("setxattr", err)
+	}
+	return 0
+}
+
+// setxattr(2) flags.
+const (
+	xattrCreate  = 1
+	xattrReplace = 2
+)
+
+func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	ctx, p, e := n.at(ctx, true)
+	if e != 0 {
+		return e
+	}
+	if err := n.w.fs.Removexattr(ctx, p, attr); err != nil {
+		return n.xattrErrno("removexattr", err)
+	}
+	return 0
+}
+
+func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	ctx, p, e := n.at(ctx, false)
+	if e != 0 {
+		return 0, e
+	}
+	names, err := n.w.fs.Listxattr(ctx, p)
+	if err != nil {
+		return 0, n.w.errno("listxattr", err)
+	}
+	var b []byte
+	for _, name := range names {
+		b = append(append(b, name...), 0)
+	}
+	return sized(dest, b)
+}

@@ -1,0 +1,77 @@
+package fusefs
+
+import (
+	"context"
+	"strings"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// attach makes root the inode of w's root and starts watching w's FS:
+// a change made through any other surface invalidates what the kernel
+// caches of it (the entry, attributes and pages; the whole known subtree
+// for a restore or a mount's index) before the change's call returns.
+// The mount's own changes are skipped: the kernel made them.
+func (w *ws) attach(root *gofs.Inode) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.root = root
+	if w.stopWatch != nil {
+		return
+	}
+	w.stopWatch = w.fs.Watch(func(ctx context.Context, e vfs.Event) {
+		if ctx.Value(originKey{}) == w {
+			return
+		}
+		w.invalidate(e)
+	})
+}
+
+// stop stops watching.
+func (w *ws) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopWatch != nil {
+		w.stopWatch()
+		w.stopWatch = nil
+	}
+}
+
+// invalidate drops the kernel's cache of e's path: the entry in its
+// parent (a negative one included), the inode's attributes and pages,
+// and with e.Tree everything known beneath it. Inodes the kernel never
+// looked up have nothing cached.
+func (w *ws) invalidate(e vfs.Event) {
+	in := w.rootInode()
+	if in == nil {
+		return
+	}
+	if e.Name != "." {
+		comps := strings.Split(e.Name, "/")
+		for i, c := range comps {
+			ch := in.GetChild(c)
+			if ch == nil || i == len(comps)-1 {
+				in.NotifyEntry(c)
+			}
+			if ch == nil {
+				return
+			}
+			in = ch
+		}
+	}
+	in.NotifyContent(0, 0)
+	if e.Tree {
+		invalidateTree(in)
+	}
+}
+
+// invalidateTree drops every known entry and inode beneath in.
+func invalidateTree(in *gofs.Inode) {
+	for name, ch := range in.Children() {
+		in.NotifyEntry(name)
+		ch.NotifyContent(0, 0)
+		invalidateTree(ch)
+	}
+}
