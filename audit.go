@@ -39,10 +39,15 @@ type AuditOptions struct {
 	// AutoCheckpoint takes a checkpoint before every mutating call, so each
 	// one can be rewound (Restore to the entry's Checkpoint).
 	AutoCheckpoint bool
+	// Surface names the door the calls come through, the prefix of the
+	// recorded tool names ("webdav" records "webdav.Mkdir"); default
+	// "library".
+	Surface string
 }
 
 // Audited is a workspace handle that records each mutating call in the
-// store's audit log (tool "library.<Method>", arguments digested, file
+// store's audit log (tool "library.<Method>", or AuditOptions.Surface
+// instead of "library", arguments digested, file
 // contents only by hash). Reads go to the embedded Workspace unrecorded.
 // Bytes written through a handle from OpenFile or Create are covered by
 // the one entry recording the open; calls made on the embedded Workspace
@@ -75,7 +80,11 @@ func (a *Audited) record(ctx context.Context, method string, args any, paths []s
 	if audit.ActorFrom(ctx) == (audit.Actor{}) {
 		ctx = audit.WithActor(ctx, a.opts.Actor)
 	}
-	c := audit.Call{WorkspaceID: a.id, Tool: "library." + method, Args: args}
+	surface := a.opts.Surface
+	if surface == "" {
+		surface = "library"
+	}
+	c := audit.Call{WorkspaceID: a.id, Tool: surface + "." + method, Args: args}
 	if auto {
 		c.Checkpoint = a.AutoCheckpoint
 	}

@@ -44,6 +44,8 @@ need npx npm
 # fusefs, cmd/forkspace: real FUSE mounts (fusermount3; /dev/fuse must
 # exist); with CI=true the tests fail when either is missing.
 need fusermount3 fuse3
+# webdavfs: litmus, the WebDAV server test suite, runs against a workspace.
+need litmus
 # mount/gitmount: test repositories are built with git and served by
 # git http-backend; with CI=true the tests fail when git is missing.
 need git

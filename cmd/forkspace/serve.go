@@ -18,6 +18,7 @@ func serveCmd(a *app) *cobra.Command {
 		f        agentFlags
 		addr     string
 		insecure bool
+		webdav   string
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -44,6 +45,13 @@ func serveCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer m.Close(context.WithoutCancel(ctx))
+			if webdav != "" {
+				stop, err := a.serveWebDAV(ctx, webdav, insecure)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			mux := http.NewServeMux()
 			mux.Handle("/mcp", srv.Handler())
 			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -72,6 +80,7 @@ func serveCmd(a *app) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:7777", "address to listen on (loopback unless --insecure)")
+	c.Flags().StringVar(&webdav, "webdav", "", "also serve every workspace over WebDAV on this address (at /NAME/; loopback unless --insecure)")
 	c.Flags().BoolVar(&insecure, "insecure", false, "allow a non-loopback --addr although serve has no authentication")
 	agentFlagSet(c, &f)
 	return c
