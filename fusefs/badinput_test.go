@@ -13,6 +13,7 @@ import (
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/fusefs"
+	"github.com/forkspace/forkspace/fusefs/fusetest"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs/vfstest"
 )
@@ -120,7 +121,7 @@ func TestBadInputReadOnly(t *testing.T) {
 // rename or link between two workspaces of one mount is EXDEV; both
 // change nothing.
 func TestBadInputRename(t *testing.T) {
-	requireFUSE(t)
+	fusetest.Require(t)
 	ctx := context.Background()
 	st := openStore(t)
 	a := create(t, st, "a", meta.Quota{})
@@ -156,7 +157,7 @@ func TestBadInputRename(t *testing.T) {
 // TestBadMountpoint: a mount point that is not an empty directory is
 // refused before anything is mounted.
 func TestBadMountpoint(t *testing.T) {
-	requireFUSE(t)
+	fusetest.Require(t)
 	st := openStore(t)
 	w := create(t, st, "w", meta.Quota{})
 	full := t.TempDir()

@@ -3,34 +3,14 @@ package fusefs_test
 import (
 	"context"
 	"log/slog"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/fusefs"
+	"github.com/forkspace/forkspace/fusefs/fusetest"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs"
 )
-
-// requireFUSE skips the test where FUSE is unavailable; in CI
-// (CI=true) that is a failure instead.
-func requireFUSE(t testing.TB) {
-	t.Helper()
-	miss := ""
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		miss = "/dev/fuse"
-	} else if _, err := exec.LookPath("fusermount3"); err != nil {
-		miss = "fusermount3 (Debian package fuse3)"
-	}
-	if miss == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("a real FUSE mount needs %s: CI must provide it", miss)
-	}
-	t.Skipf("a real FUSE mount needs %s", miss)
-}
 
 // openStore opens a fresh store in a temporary directory.
 func openStore(t testing.TB) *forkspace.Store {
@@ -56,7 +36,7 @@ func create(t testing.TB, st *forkspace.Store, name string, q meta.Quota) *forks
 // mount mounts fsys on a fresh directory, unmounted when the test ends.
 func mount(t testing.TB, fsys *vfs.FS, opts fusefs.Options) string {
 	t.Helper()
-	requireFUSE(t)
+	fusetest.Require(t)
 	dir := t.TempDir()
 	srv, err := fusefs.Mount(context.Background(), dir, fsys, opts)
 	if err != nil {

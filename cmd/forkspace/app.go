@@ -78,7 +78,15 @@ func (a *app) target() (ws, cp string, err error) {
 // view returns the filesystem -w names: a live head, or a read-only view
 // of a checkpoint (where every write fails with errdefs.ErrReadOnly).
 func (a *app) view(ctx context.Context) (*vfs.FS, error) {
-	ws, cp, err := a.target()
+	if _, _, err := a.target(); err != nil {
+		return nil, err
+	}
+	return a.viewOf(ctx, a.state)
+}
+
+// viewOf returns the filesystem of state (NAME or NAME@CHECKPOINT).
+func (a *app) viewOf(ctx context.Context, state string) (*vfs.FS, error) {
+	ws, cp, err := forkspace.ParseState(state)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +95,7 @@ func (a *app) view(ctx context.Context) (*vfs.FS, error) {
 		return nil, err
 	}
 	if cp != "" {
-		return st.Snapshot(ctx, a.state)
+		return st.Snapshot(ctx, state)
 	}
 	w, err := st.Workspace(ctx, ws)
 	if err != nil {

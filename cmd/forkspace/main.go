@@ -66,7 +66,7 @@ func newRoot(a *app) *cobra.Command {
 		checkpointCmd(a), checkpointsCmd(a), restoreCmd(a), diffCmd(a),
 		gcCmd(a), fsckCmd(a), dfCmd(a),
 		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a),
-		mcpCmd(a), serveCmd(a), mountCmd(a), doctorCmd(a), execCmd(a),
+		mcpCmd(a), serveCmd(a), mountCmd(a), doctorCmd(a), execCmd(a), fuseCmd(a),
 	)
 	return root
 }

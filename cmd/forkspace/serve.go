@@ -19,6 +19,8 @@ func serveCmd(a *app) *cobra.Command {
 		addr     string
 		insecure bool
 		webdav   string
+		fuseDir  string
+		ff       fuseFlags
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -52,6 +54,13 @@ func serveCmd(a *app) *cobra.Command {
 				}
 				defer stop()
 			}
+			if fuseDir != "" {
+				unmount, err := a.mountAll(ctx, fuseDir, &ff)
+				if err != nil {
+					return err
+				}
+				defer unmount()
+			}
 			mux := http.NewServeMux()
 			mux.Handle("/mcp", srv.Handler())
 			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -83,5 +92,7 @@ func serveCmd(a *app) *cobra.Command {
 	c.Flags().StringVar(&webdav, "webdav", "", "also serve every workspace over WebDAV on this address (at /NAME/; loopback unless --insecure)")
 	c.Flags().BoolVar(&insecure, "insecure", false, "allow a non-loopback --addr although serve has no authentication")
 	agentFlagSet(c, &f)
+	c.Flags().StringVar(&fuseDir, "fuse", "", "also mount every workspace at DIR/<name>/ (FUSE), unmounted when serve stops")
+	ff.add(c, "fuse-")
 	return c
 }
