@@ -43,8 +43,16 @@ var errnos = []struct {
 // link) of one mount.
 var errXDev = errors.New("paths in different workspaces")
 
-// errno returns the errno of err (0 for nil). An error outside the
-// vocabulary is EIO, logged by the caller (see node.errno).
+// Errno returns the errno value a mount answers for err: 0 for nil, the
+// first sentinel of the table errors.Is finds, a wrapped syscall.Errno,
+// else EIO.
+func Errno(err error) syscall.Errno {
+	e, _ := errno(err)
+	return e
+}
+
+// errno is Errno, and whether err was in the vocabulary (an EIO outside
+// it is logged by the caller, see ws.errno).
 func errno(err error) (syscall.Errno, bool) {
 	if err == nil {
 		return 0, true
