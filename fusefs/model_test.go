@@ -64,7 +64,6 @@ func TestMountMatchesVFS(t *testing.T) {
 	})
 }
 
-
 type model struct {
 	rt       *rapid.T
 	ctx      context.Context
