@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/mount/mounttest"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/localprovider"
@@ -21,7 +22,7 @@ import (
 // directory.
 func sandboxShell(t *testing.T) localprovider.ShellFunc {
 	return func(_ context.Context, w *forkspace.Workspace) (provider.Shell, error) {
-		return sandbox.New(w, sandbox.Options{WorkDir: t.TempDir() + "/work"}), nil
+		return sandbox.New(w, sandbox.Options{WorkDir: sandboxtest.WorkDir(t)}), nil
 	}
 }
 

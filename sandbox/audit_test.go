@@ -2,19 +2,19 @@ package sandbox
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 )
 
 func TestAuditAndRewind(t *testing.T) {
 	needBwrap(t)
 	st, ws := newWorkspace(t)
-	s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work"), Audit: st.AuditLog(), AutoCheckpoint: true})
+	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t), Audit: st.AuditLog(), AutoCheckpoint: true})
 	writeWS(t, ws, "keep.txt", "precious", 0o644)
 	ctx := audit.WithActor(context.Background(), audit.Actor{Name: "agent", Session: "s-1"})
 	req := provider.ExecRequest{Command: "rm keep.txt; echo oops > new.txt; exit 2", Env: map[string]string{"TOKEN": "secret-value"}}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -32,7 +33,7 @@ func benchShell(b *testing.B) (*Shell, *forkspace.Workspace) {
 			b.Fatal(err)
 		}
 	}
-	s := New(ws, Options{WorkDir: filepath.Join(b.TempDir(), "work")})
+	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(b)})
 	mustExec(b, s, "true")
 	return s, ws
 }
@@ -225,7 +226,7 @@ func BenchmarkForkFirstRun(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	base := b.TempDir()
+	base := sandboxtest.Dir(b)
 	ps := New(parent, Options{WorkDir: filepath.Join(base, "parent")})
 	defer ps.Close()
 	mustExec(b, ps, "true")

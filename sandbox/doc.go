@@ -86,16 +86,36 @@
 //     old bubblewrap, no filter for the architecture) every Exec fails with
 //     ErrUnconfined instead of running the command with more power.
 //
-// Ownership: the user namespace maps SandboxUID (or 0 with Root) to the
-// uid forkspace runs as, and nothing else. So the command sees the work
-// dir and everything materialized in it as its own, files it creates
-// belong on the host to forkspace's user, like the rest of the work dir,
-// and it cannot chown anything (no CAP_CHOWN, one mapped uid). Files of
-// other host users appear as nobody. When forkspace runs as root, the
-// command's host uid is root without capabilities: that is why /proc/sys
-// is read-only (sysctl files check the owner, not a capability) and the
-// root of the sandbox is remounted read-only; docs/decisions/009 says what
-// a dedicated unprivileged host uid would add.
+// Ownership: the user namespace maps SandboxUID (or 0 with Root) to one
+// host uid, and nothing else, so the command sees the work dir and
+// everything materialized in it as its own and cannot chown anything (no
+// CAP_CHOWN, one mapped uid); files of other host users appear as nobody.
+// Which host uid:
+//
+//   - forkspace not root: its own uid. The work dir and everything in it,
+//     what the command creates included, belong to forkspace's user.
+//   - forkspace root: a host uid of its own per run in flight, from
+//     HostUIDBase (HostUIDCount of them, gid the same number, supplementary
+//     group HostGID), never root. A run leases one (a flock per uid in
+//     os.TempDir()/forkspace-sandbox-uids): the uid that owns its work dir
+//     when no other run holds it, which is the usual case, else a free one,
+//     and then the work dir is chowned to it first. Every entry of the work
+//     dir belongs to that uid:gid on the host: materialization and seeding
+//     chown what they write. bubblewrap and the command run as it (the gate
+//     stays root and applies the rlimits, then starts bubblewrap through
+//     setpriv, Debian package util-linux), so RLIMIT_NPROC binds (the
+//     kernel exempts only root) and counts the processes of that run only:
+//     a fork bomb in one workspace cannot take the process slots of
+//     another's run. bubblewrap resolves the work dir and the sandbox's
+//     /etc files as that uid: the default base and the state directories
+//     are mode 0710, group HostGID, and a WorkDir elsewhere needs every
+//     ancestor searchable by others or by HostGID (Exec says which one is
+//     not). /proc/sys stays read-only and the sandbox's root is remounted
+//     read-only all the same.
+//
+// Files pulled back into the workspace get the workspace's ownership,
+// never the host uid: an existing entry keeps its owner, a new one gets
+// uid and gid 0, the workspace's default.
 //
 // # Network
 //
@@ -146,8 +166,9 @@
 // Groups left by a server that was killed with SIGKILL are reaped by the
 // next one. Without cgroups (Options.NoCgroups, or none available) the
 // limits are rlimits of each process: RLIMIT_AS for memory and
-// RLIMIT_NPROC for processes (which the kernel does not apply to uid 0 on
-// the host), and the usage is what the kernel reports for the processes
+// RLIMIT_NPROC for processes (counted per host uid: the kernel applies it
+// because the command's host uid is never root, see Ownership), and the
+// usage is what the kernel reports for the processes
 // bubblewrap waited for. In both modes RLIMIT_CPU bounds one process's CPU
 // time, RLIMIT_NOFILE its open files, and RLIMIT_FSIZE any single file
 // to one byte past the disk limit.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,7 +59,14 @@ func Doctor(ctx context.Context, opts Options) Report {
 	case cg.mech != "":
 		add("cgroups", true, "%s: a group per run under %s", cg.mech, strings.Join(slices.Compact([]string{cg.memory, cg.pids, cg.cpu}), ", "))
 	default:
-		add("cgroups", false, "none usable (%s): limits fall back to rlimits (memory per process, no process limit for root)", cg.why)
+		add("cgroups", false, "none usable (%s): limits fall back to rlimits (memory per process; processes per run's host uid)", cg.why)
+	}
+	if hostUIDs() {
+		p, err := exec.LookPath("setpriv")
+		add("host uid", err == nil, "forkspace runs as root: each run in flight gets its own host uid of %d-%d (group %d, setpriv %s), the sandbox's uid maps to it",
+			HostUIDBase, HostUIDBase+HostUIDCount-1, HostGID, cmpOr(p, "not found: Debian package util-linux"))
+	} else {
+		add("host uid", true, "the sandbox's uid maps to forkspace's own, %d", os.Getuid())
 	}
 	rep.Limits = mechRlimit
 	if cg.mech != "" && !opts.NoCgroups {
@@ -99,6 +107,17 @@ func probeExec(ctx context.Context, bwrap string, opts Options) (bool, string) {
 		limits: orDefault(opts.Limits, DefaultLimits), req: provider.ExecRequest{Command: "true"}}
 	if !opts.NoCgroups {
 		r.cg = hostCgroups()
+	}
+	if hostUIDs() {
+		l, err := leaseUID(work)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer l.release()
+		if err := errors.Join(searchable(dir), chownTree(work, l.uid)); err != nil {
+			return false, err.Error()
+		}
+		r.hostUID = l.uid
 	}
 	if err := r.verify(ctx); err != nil {
 		return false, err.Error()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -43,7 +44,7 @@ func newShell(t testing.TB, opts Options) (*Shell, *forkspace.Workspace) {
 	needBwrap(t)
 	_, ws := newWorkspace(t)
 	if opts.WorkDir == "" {
-		opts.WorkDir = filepath.Join(t.TempDir(), "work")
+		opts.WorkDir = sandboxtest.WorkDir(t)
 	}
 	s := New(ws, opts)
 	t.Cleanup(func() { s.Close() })

@@ -189,7 +189,8 @@ func TestWritableSurface(t *testing.T) {
 }
 
 // TestWorkDirOwnership: the command sees its work dir as its own, and what
-// it creates belongs on the host to the user forkspace runs as.
+// it creates belongs on the host to the user forkspace runs as, or under a
+// root server to the work dir's host uid.
 func TestWorkDirOwnership(t *testing.T) {
 	s, ws := newShell(t, Options{})
 	writeWS(t, ws, "a", "a", 0o644)
@@ -198,13 +199,21 @@ func TestWorkDirOwnership(t *testing.T) {
 	if res.Stdout != want+want || res.ExitCode != 0 {
 		t.Errorf("owners in the sandbox: %q (%s)", res.Stdout, res.Stderr)
 	}
+	uid, gid := os.Getuid(), os.Getgid()
+	if hostUIDs() {
+		var ok bool
+		if uid, ok = ownerUID(s.WorkDir()); !ok {
+			t.Fatal("the work dir of a root server belongs to no host uid of the sandbox's range")
+		}
+		gid = uid
+	}
 	for _, p := range []string{"a", "d", "d/c"} {
 		var st unix.Stat_t
 		if err := unix.Lstat(s.WorkDir()+"/"+p, &st); err != nil {
 			t.Fatal(err)
 		}
-		if int(st.Uid) != os.Getuid() || int(st.Gid) != os.Getgid() {
-			t.Errorf("%s belongs to %d:%d on the host, want %d:%d", p, st.Uid, st.Gid, os.Getuid(), os.Getgid())
+		if int(st.Uid) != uid || int(st.Gid) != gid {
+			t.Errorf("%s belongs to %d:%d on the host, want %d:%d", p, st.Uid, st.Gid, uid, gid)
 		}
 	}
 	if got, _ := readWS(t, ws, "d/c"); got != "c\n" {

@@ -28,6 +28,7 @@ type materializer struct {
 	ignore *matcher
 	watch  *watcher // nil: none; directories new to the manifest get a watch
 	stats  *Stats
+	owner  int // the host uid entries get (0: left as created)
 }
 
 // sync makes the work dir mirror snap. With a previous state (the root
@@ -154,7 +155,7 @@ func (m *materializer) path(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("materialize %s: %w", p, err)
 	}
-	hfi, err := m.host.Lstat(p)
+	hfi, err := ownAt(m.host, p, m.owner)
 	if err != nil {
 		return nil, fmt.Errorf("materialize %s: %w", p, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/mount/hostmount"
 )
@@ -36,7 +37,7 @@ func TestExecWithReadOnlyMount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
+	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t)})
 	defer s.Close()
 
 	res := mustExec(t, s, "cat mnt/data.txt; echo changed > mnt/data.txt; echo new > mnt/new.txt; echo kept > out.txt")

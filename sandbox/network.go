@@ -330,7 +330,14 @@ func (n *netRun) configure(pid int) error {
 		n.slirp = nil
 		return fmt.Errorf("exec: network: slirp4netns failed: %s", strings.TrimSpace(stderr.String()))
 	}
-	nft := exec.Command("nsenter", "--user=/proc/self/fd/4", "--net=/proc/self/fd/3", "--preserve-credentials", "nft", "-f", "-")
+	enter := []string{"--user=/proc/self/fd/4", "--net=/proc/self/fd/3", "--preserve-credentials"}
+	if hostUIDs() {
+		// Root holds CAP_NET_ADMIN over every network namespace already;
+		// in the user namespace of the run's host uid it is unmapped, and
+		// nft fails there.
+		enter = enter[1:2]
+	}
+	nft := exec.Command("nsenter", append(enter, "nft", "-f", "-")...)
 	nft.ExtraFiles = []*os.File{netns, userns}
 	nft.Stdin = strings.NewReader(n.ruleset())
 	if out, err := nft.CombinedOutput(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -40,7 +41,7 @@ func TestNoOrphans(t *testing.T) {
 		marker := fmt.Sprintf("%d", 900000000+rand.IntN(99999999))
 		command := fmt.Sprintf("sleep %s.1 & sleep %s.2", marker, marker)
 		helper := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")
-		helper.Env = append(os.Environ(), orphanHelperEnv+"="+t.TempDir()+"\n"+command)
+		helper.Env = append(os.Environ(), orphanHelperEnv+"="+sandboxtest.Dir(t)+"\n"+command)
 		if err := helper.Start(); err != nil {
 			t.Fatal(err)
 		}

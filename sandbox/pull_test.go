@@ -3,12 +3,12 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
 
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -63,7 +63,7 @@ func TestPullEveryKind(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work")})
+				s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t)})
 				s.st.walkOnly = mode == "walk"
 				writeWS(t, ws, "a.txt", "hello\n", 0o644)
 				writeWS(t, ws, "d/f.txt", "in d\n", 0o600)

@@ -21,6 +21,7 @@ import (
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/internal/disktest"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/provider"
 )
@@ -38,7 +39,7 @@ func quotaShell(t *testing.T, dir string, quota int64) (*Shell, *forkspace.Works
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(ws, Options{WorkDir: filepath.Join(t.TempDir(), "work"), Audit: st.AuditLog()})
+	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t), Audit: st.AuditLog()})
 	t.Cleanup(func() { s.Close() })
 	return s, ws, st
 }
@@ -263,7 +264,7 @@ func TestPullBackCrash(t *testing.T) {
 	var torn, midPulls int // rounds whose run in flight was lost whole; kills mid-pull
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestPullBackCrashWriter$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d", pullCrashEnv, dir, filepath.Join(t.TempDir(), "work"), acked+1))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d", pullCrashEnv, dir, sandboxtest.WorkDir(t), acked+1))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.StdoutPipe()

@@ -30,7 +30,10 @@ type run struct {
 	workDir string
 	etcDir  string // holds the sandbox's passwd and group files
 	req     provider.ExecRequest
-	root    bool    // uid 0 inside the user namespace (Options.Root)
+	root    bool // uid 0 inside the user namespace (Options.Root)
+	// hostUID is the host uid (and gid) bubblewrap and the command run as
+	// (a root server's lease); 0: forkspace's own.
+	hostUID int
 	net     *netRun // nil: no network but the sandbox's own loopback
 	timeout time.Duration
 	max     int

@@ -59,7 +59,7 @@ func (s *Shell) seed(ctx context.Context, host *os.Root, stats *Stats) (bool, er
 			files = append(files, p)
 			continue
 		}
-		e, err := seedEntry(src, host, p, pe)
+		e, err := seedEntry(src, host, p, pe, st.owner)
 		if err != nil {
 			return false, fmt.Errorf("seed %s from the parent's work dir: %w", p, err)
 		}
@@ -77,7 +77,7 @@ func (s *Shell) seed(ctx context.Context, host *os.Root, stats *Stats) (bool, er
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			seeded[i], errs[i] = seedFile(src, host, p, pst.man[p])
+			seeded[i], errs[i] = seedFile(src, host, p, pst.man[p], st.owner)
 		})
 	}
 	wg.Wait()
@@ -144,9 +144,10 @@ func emptyDir(host *os.Root) bool {
 }
 
 // seedEntry recreates the parent's directory or symbolic link p
-// (recorded as pe) in host and returns the fork's manifest entry for it,
-// or nil when the parent's host copy is not what pe records.
-func seedEntry(src, host *os.Root, p string, pe *entry) (*entry, error) {
+// (recorded as pe) in host, owned by owner (0: as created), and returns
+// the fork's manifest entry for it, or nil when the parent's host copy is
+// not what pe records.
+func seedEntry(src, host *os.Root, p string, pe *entry, owner int) (*entry, error) {
 	perm := hostPerm(pe.perm)
 	switch pe.kind {
 	case kindDir:
@@ -168,7 +169,7 @@ func seedEntry(src, host *os.Root, p string, pe *entry) (*entry, error) {
 	default:
 		return nil, nil
 	}
-	hfi, err := host.Lstat(p)
+	hfi, err := ownAt(host, p, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -191,9 +192,10 @@ type seededFile struct {
 }
 
 // seedFile clones (or copies) the parent's file p, recorded as pe, into
-// host, with its permission bits and mtime. It seeds nothing when the
-// parent's file is not the one pe recorded.
-func seedFile(src, host *os.Root, p string, pe *entry) (seededFile, error) {
+// host, with its permission bits and mtime, owned by owner (0: as
+// created). It seeds nothing when the parent's file is not the one pe
+// recorded.
+func seedFile(src, host *os.Root, p string, pe *entry, owner int) (seededFile, error) {
 	in, err := src.OpenFile(p, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return seededFile{}, nil // not seeded: the sync writes it
@@ -216,8 +218,11 @@ func seedFile(src, host *os.Root, p string, pe *entry) (seededFile, error) {
 	}
 	mtime := time.Unix(0, pe.mtime)
 	ts := []unix.Timespec{unix.NsecToTimespec(mtime.UnixNano()), unix.NsecToTimespec(mtime.UnixNano())}
+	if err == nil && owner != 0 {
+		err = out.Chown(owner, owner)
+	}
 	if err == nil {
-		err = out.Chmod(perm) // past the umask
+		err = out.Chmod(perm) // past the umask (and a chown's clearing)
 	}
 	if err == nil {
 		err = unix.UtimesNanoAt(int(out.Fd()), "", ts, unix.AT_EMPTY_PATH)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 )
 
 // forkPair returns a parent workspace with 100 files, a symbolic link and a
@@ -31,7 +32,7 @@ func forkPair(t *testing.T) (ps *Shell, parent *forkspace.Workspace, fs *Shell, 
 	if err := parent.Chmod(ctx, "d2/f2", 0o700); err != nil {
 		t.Fatal(err)
 	}
-	base := t.TempDir()
+	base := sandboxtest.Dir(t)
 	ps = New(parent, Options{WorkDir: filepath.Join(base, "parent")})
 	t.Cleanup(func() { ps.Close() })
 	mustExec(t, ps, "echo by-command > d3/cmd && rm d4/f4")

@@ -32,8 +32,11 @@ const (
 type Options struct {
 	// WorkDir is the host directory the workspace is materialized in, kept
 	// between runs. Default: os.TempDir()/forkspace-sandbox-<uid>/<workspace
-	// ID> (that parent is checked to be this user's, mode 0700). State files
-	// live beside it, in WorkDir + ".state".
+	// ID> (that parent is checked to be this user's, mode 0700, or 0710 for
+	// group HostGID under a root server). State files live beside it, in
+	// WorkDir + ".state". Under a root server every ancestor must be
+	// searchable by others or group HostGID (see Ownership in the package
+	// documentation).
 	WorkDir string
 	// Ignore lists paths never materialized nor pulled back (see
 	// DefaultIgnore for the syntax); they stay in the work dir between runs,
@@ -152,6 +155,10 @@ type dirState struct {
 	watch *watcher
 	// walkOnly disables the watcher (tests of the full scan).
 	walkOnly bool
+	// owner is the host uid (and gid) of the run in progress, which the
+	// work dir's entries get; 0: forkspace's own (not root).
+	owner int
+	lease *uidLease
 }
 
 var states sync.Map // absolute work dir → *dirState
@@ -258,6 +265,10 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 		return res, err
 	}
 	defer unlock()
+	if st.owner, err = s.own(); err != nil {
+		return res, err
+	}
+	defer st.disown()
 	s.sweepIdle(ctx)
 	done := false
 	defer func() {
@@ -275,7 +286,7 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	}
 
 	ignore := newMatcher(s.opts.Ignore)
-	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, limits: limits,
+	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, hostUID: st.owner, limits: limits,
 		timeout: min(cmpOr(req.Timeout, s.opts.Timeout), s.opts.MaxTimeout),
 		max:     cmpOr(req.MaxOutput, s.opts.MaxOutput),
 		disk:    newDiskMeter(s.dir, st.man, ignore), opEnv: s.opts.Env, lockEnv: s.opts.LockEnv}
@@ -421,7 +432,7 @@ func (s *Shell) materialize(ctx context.Context, host *os.Root) error {
 	if err != nil {
 		return fmt.Errorf("materialize: %w", err)
 	}
-	m := &materializer{ctx: ctx, snap: s.ws.AtRoot(root), host: host, man: st.man,
+	m := &materializer{ctx: ctx, snap: s.ws.AtRoot(root), host: host, man: st.man, owner: st.owner,
 		ignore: newMatcher(s.opts.Ignore), stats: &Stats{}}
 	full := st.man == nil || st.wsID != s.ws.ID()
 	if full {
@@ -491,6 +502,9 @@ func (s *Shell) lock() (unlock func(), err error) {
 			return nil, fmt.Errorf("exec: create work dir: %w", err)
 		}
 	}
+	if err := searchable(s.stateDir()); err != nil {
+		return nil, fmt.Errorf("exec: create work dir: %w", err)
+	}
 	f, err := lockFile(s.stateDir(), true)
 	if errors.Is(err, errSwept) {
 		return s.lock() // removed by Sweep while this waited: create it again
@@ -517,7 +531,8 @@ func defaultBase() string {
 
 // privateDir creates dir, mode 0700, and checks that it is a directory (not
 // a link another user planted in the shared temporary directory) that this
-// user owns and nobody else can enter.
+// user owns and nobody else can enter, but for the sandbox's host uids of
+// a root server, which may search it (group HostGID, mode 0710).
 func privateDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
@@ -527,10 +542,45 @@ func privateDir(dir string) error {
 		return err
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+	sandboxes := hostUIDs() && fi.Mode().Perm() == 0o710 && ok && st.Gid == HostGID
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o077 != 0 && !sandboxes {
 		return &fs.PathError{Op: "check", Path: dir, Err: fmt.Errorf("%w: not a private directory of this user", fs.ErrPermission)}
 	}
-	return nil
+	return searchable(dir)
+}
+
+// own leases the host uid the run's commands run as when forkspace runs
+// as root (0 otherwise: the command runs as forkspace's uid), and gives
+// it the work dir when another uid of the range had it: the next sync then
+// checks every entry (their ctimes moved).
+func (s *Shell) own() (int, error) {
+	if !hostUIDs() {
+		return 0, nil
+	}
+	if err := checkReachable(s.dir); err != nil {
+		return 0, err
+	}
+	l, err := leaseUID(s.dir)
+	if err != nil {
+		return 0, err
+	}
+	if uid, ok := ownerUID(s.dir); !ok || uid != l.uid {
+		if err := chownTree(s.dir, l.uid); err != nil {
+			l.release()
+			return 0, fmt.Errorf("exec: give the work dir to host uid %d: %w", l.uid, err)
+		}
+		s.st.man = nil
+	}
+	s.st.lease = l
+	return l.uid, nil
+}
+
+// disown releases the run's host uid.
+func (st *dirState) disown() {
+	if st.lease != nil {
+		st.lease.release()
+	}
+	st.lease, st.owner = nil, 0
 }
 
 // writeToken marks the work dir as last synced by this process.

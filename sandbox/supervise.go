@@ -110,7 +110,19 @@ func (r *run) supervise(ctx context.Context) (outcome, error) {
 		outW.Close()
 		return outcome{}, fmt.Errorf("exec: %w", err)
 	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", gateScript(3 + len(files)), r.bwrap}, r.args()...)...)
+	argv := append([]string{r.bwrap}, r.args()...)
+	if r.hostUID != 0 {
+		// bubblewrap and the command run as the run's own host uid (the
+		// user namespace maps the sandbox's uid to it); the gate stays
+		// forkspace's, so the rlimits set on it need no capability.
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			return outcome{}, fmt.Errorf("exec: %w: setpriv (Debian package util-linux) not found: %w", ErrUnconfined, err)
+		}
+		id := strconv.Itoa(r.hostUID)
+		argv = append([]string{setpriv, "--reuid=" + id, "--regid=" + id, "--groups=" + strconv.Itoa(HostGID), "--"}, argv...)
+	}
+	cmd := exec.Command("/bin/sh", append([]string{"-c", gateScript(3 + len(files))}, argv...)...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, outW, errW // stdin: /dev/null
 	cmd.ExtraFiles = append(files, gateR)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -25,7 +26,7 @@ func TestSweepIdle(t *testing.T) {
 	st, ws := newWorkspace(t)
 	ctx := context.Background()
 	writeWS(t, ws, "a/b", "content", 0o644)
-	base := t.TempDir()
+	base := sandboxtest.Dir(t)
 	shells := map[string]*Shell{}
 	for _, name := range []string{"old", "recent", "busy"} {
 		s := New(ws, Options{WorkDir: filepath.Join(base, name)})
@@ -108,7 +109,7 @@ func TestSweepIdle(t *testing.T) {
 // and its state directory; bad IDs are refused and touch nothing.
 func TestRemoveWorkDir(t *testing.T) {
 	needBwrap(t)
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("TMPDIR", sandboxtest.Dir(t))
 	_, ws := newWorkspace(t)
 	ctx := context.Background()
 	writeWS(t, ws, "f", "x", 0o644)
@@ -143,7 +144,7 @@ func TestRemoveWorkDir(t *testing.T) {
 // past Options.Idle.
 func TestExecSweepsIdle(t *testing.T) {
 	needBwrap(t)
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("TMPDIR", sandboxtest.Dir(t))
 	st, ws := newWorkspace(t)
 	other, err := st.Create(context.Background(), "other", forkspace.CreateOptions{})
 	if err != nil {

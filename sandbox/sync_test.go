@@ -291,9 +291,13 @@ func TestDefaultWorkDir(t *testing.T) {
 	if res := mustExec(t, s, "cat f"); res.Stdout != "x" {
 		t.Errorf("cat f = %q", res.Stdout)
 	}
+	want := fs.FileMode(0o700)
+	if hostUIDs() {
+		want = 0o710 // searchable by the sandbox's host uids
+	}
 	fi, err := os.Stat(defaultBase())
-	if err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("base dir %v, %v; want mode 0700", fi, err)
+	if err != nil || fi.Mode().Perm() != want {
+		t.Errorf("base dir %v, %v; want mode %v", fi, err, want)
 	}
 }
 

@@ -38,6 +38,10 @@ need slirp4netns
 need nft nftables
 need nsenter util-linux
 need ip iproute2
+# sandbox: a root server runs bubblewrap as a host uid of its own through
+# setpriv; TestForkBombRlimit's bounded fork bomb is a perl script.
+need setpriv util-linux
+need perl perl-base
 # cmd/forkspace: the MCP Inspector (an MCP client from npm) checks the
 # server; with CI=true its test fails when npx is missing.
 need npx npm

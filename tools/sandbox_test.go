@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/memprovider"
 	"github.com/forkspace/forkspace/sandbox"
@@ -50,7 +51,7 @@ func newSandboxEnv(t *testing.T, opts tools.Options) *env {
 	t.Helper()
 	ctx := context.Background()
 	shell := func(_ context.Context, w *forkspace.Workspace) (provider.Shell, error) {
-		return sandbox.New(w, sandbox.Options{WorkDir: t.TempDir() + "/work"}), nil
+		return sandbox.New(w, sandbox.Options{WorkDir: sandboxtest.WorkDir(t)}), nil
 	}
 	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler), Shell: shell})
 	if err != nil {

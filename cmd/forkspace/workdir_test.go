@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/internal/sandboxtest"
 )
 
 // TestDeleteRemovesWorkDir: deleting a workspace removes the host work dir
 // exec materialized it in (and its state directory); its fork's stays.
 func TestDeleteRemovesWorkDir(t *testing.T) {
-	tmp := t.TempDir()
+	tmp := sandboxtest.Dir(t)
 	t.Setenv("TMPDIR", tmp) // the binary's default work dirs
 	c := newCLI(t)
 	c.ok(nil, "workspace", "create", "w")
