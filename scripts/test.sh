@@ -50,6 +50,10 @@ need npx npm
 need fusermount3 fuse3
 # webdavfs: litmus, the WebDAV server test suite, runs against a workspace.
 need litmus
+# cmd/forkspace: serve --s3 is tested with S3 clients this project did
+# not write.
+need rclone
+need s3cmd
 # mount/gitmount: test repositories are built with git and served by
 # git http-backend; with CI=true the tests fail when git is missing.
 need git

@@ -12,13 +12,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
-	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/internal/storetest"
 	"github.com/forkspace/forkspace/webdavfs"
 )
 
@@ -28,22 +27,7 @@ var quiet = slog.New(slog.DiscardHandler)
 // one checkpoint "cp") and serves it over WebDAV on loopback.
 func serve(t *testing.T) (*forkspace.Store, *forkspace.Workspace, string) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: filepath.Join(t.TempDir(), "store"), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ws, err := st.Create(ctx, "w", forkspace.CreateOptions{Quota: meta.Quota{MaxBytes: 100_000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.WriteFile(ctx, "keep.txt", []byte("acknowledged"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ws.Checkpoint(ctx, "cp"); err != nil {
-		t.Fatal(err)
-	}
+	st, ws := storetest.Open(t, 100_000)
 	srv := httptest.NewServer(webdavfs.New(st, webdavfs.Options{Prefix: "/dav", Logger: quiet}))
 	t.Cleanup(srv.Close)
 	return st, ws, srv.URL + "/dav"
@@ -126,9 +110,7 @@ func TestRefusals(t *testing.T) {
 	_, ws, base := serve(t)
 	unchanged := func(what string) {
 		t.Helper()
-		if b, err := ws.ReadFile(ctx, "keep.txt"); err != nil || string(b) != "acknowledged" {
-			t.Fatalf("%s: keep.txt is %q %v", what, b, err)
-		}
+		storetest.Unchanged(t, ws, what)
 		if _, err := ws.Stat(ctx, "big.bin"); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("%s: big.bin: %v", what, err)
 		}

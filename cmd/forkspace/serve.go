@@ -21,6 +21,7 @@ func serveCmd(a *app) *cobra.Command {
 		webdav   string
 		fuseDir  string
 		ff       fuseFlags
+		s3addr   string
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -47,8 +48,14 @@ func serveCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer m.Close(context.WithoutCancel(ctx))
-			if webdav != "" {
-				stop, err := a.serveWebDAV(ctx, webdav, insecure)
+			for _, d := range []struct {
+				door
+				addr string
+			}{{webdavDoor, webdav}, {s3Door, s3addr}} {
+				if d.addr == "" {
+					continue
+				}
+				stop, err := d.open(ctx, a, d.addr, insecure)
 				if err != nil {
 					return err
 				}
@@ -90,6 +97,7 @@ func serveCmd(a *app) *cobra.Command {
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:7777", "address to listen on (loopback unless --insecure)")
 	c.Flags().StringVar(&webdav, "webdav", "", "also serve every workspace over WebDAV on this address (at /NAME/; loopback unless --insecure)")
+	c.Flags().StringVar(&s3addr, "s3", "", "also serve every workspace as an S3 bucket on this address (path-style; keys from FORKSPACE_S3_ACCESS_KEY/FORKSPACE_S3_SECRET_KEY; loopback unless --insecure)")
 	c.Flags().BoolVar(&insecure, "insecure", false, "allow a non-loopback --addr although serve has no authentication")
 	agentFlagSet(c, &f)
 	c.Flags().StringVar(&fuseDir, "fuse", "", "also mount every workspace at DIR/<name>/ (FUSE), unmounted when serve stops")

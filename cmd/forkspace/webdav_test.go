@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,12 +13,7 @@ import (
 func TestServeWebDAV(t *testing.T) {
 	c := newCLI(t)
 	c.ok(nil, "workspace", "create", "w")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	_, stop := serve(t, c.store, "--webdav", addr)
 	req, _ := http.NewRequest("PUT", "http://"+addr+"/w/notes.txt", strings.NewReader("through webdav"))
 	resp, err := http.DefaultClient.Do(req)
