@@ -34,6 +34,14 @@
 // and invalidates what the kernel holds of it; the mount's own changes
 // are skipped.
 //
+// # Checkpoints
+//
+// With Options.Checkpoints (MountAll: always), the root of a live
+// workspace has a hidden directory, .forkspace (MetaDir): not listed,
+// reachable by name unless the workspace has an entry of that name.
+// .forkspace/checkpoints/<label>/ shows each checkpoint read-only, looked
+// up live and read with no copy.
+//
 // # Mount points
 //
 // A mount point must be an empty directory (CheckMountpoint, before

@@ -46,6 +46,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Debug logs every FUSE request.
 	Debug bool
+	// Checkpoints, for Mount, shows the workspace's checkpoints under
+	// the hidden .forkspace/checkpoints/ (nil: none). MountAll asks
+	// Workspaces.Open.
+	Checkpoints Checkpoints
 }
 
 const defaultCacheTimeout = 5 * time.Second
@@ -55,8 +59,9 @@ type Workspaces interface {
 	// Names lists the workspaces, sorted.
 	Names(ctx context.Context) ([]string, error)
 	// Open returns the live FS of workspace name (fs.ErrNotExist when
-	// there is none). The FS stays owned by the caller.
-	Open(ctx context.Context, name string) (*vfs.FS, error)
+	// there is none), owned by the caller, and its checkpoints (nil:
+	// no .forkspace directory).
+	Open(ctx context.Context, name string) (*vfs.FS, Checkpoints, error)
 }
 
 // Server is a mounted file system.
@@ -77,7 +82,7 @@ type stopper interface{ stop() }
 // opts.ReadOnly, mounts read-only.
 func Mount(ctx context.Context, dir string, fsys *vfs.FS, opts Options) (*Server, error) {
 	opts.ReadOnly = opts.ReadOnly || fsys.ReadOnly()
-	root := newRoot(fsys, &opts, 0)
+	root := newRoot(fsys, &opts)
 	return mount(dir, root, root, &opts, "forkspace")
 }
 

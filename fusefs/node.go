@@ -23,6 +23,9 @@ type ws struct {
 	hi   uint64 // added to the workspace's inode numbers (MountAll)
 	log  *slog.Logger
 
+	cps    Checkpoints // nil: no .forkspace directory
+	spaces *spaces     // inode-number spaces of the mount
+
 	mu        sync.Mutex
 	root      *gofs.Inode // nil until the kernel first reaches it
 	stopWatch func()
@@ -30,6 +33,16 @@ type ws struct {
 
 func newWS(fsys *vfs.FS, opts *Options, hi uint64) *ws {
 	return &ws{fs: fsys, opts: opts, ro: opts.ReadOnly || fsys.ReadOnly(), hi: hi, log: opts.logger()}
+}
+
+// metaDir returns the hidden .forkspace directory of w's root, if w
+// shows checkpoints.
+func (n *node) metaDir(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, bool) {
+	if name != MetaDir || n.w.cps == nil || &n.Inode != n.w.rootInode() {
+		return nil, false
+	}
+	virtualDir(&out.Attr)
+	return n.NewInode(ctx, &metaDir{w: n.w}, gofs.StableAttr{Mode: syscall.S_IFDIR}), true
 }
 
 // originKey marks the contexts of a mount's own operations, so its
@@ -275,6 +288,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		return nil, e
 	}
 	fi, err := n.w.fs.Lstat(ctx, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if in, ok := n.metaDir(ctx, name, out); ok {
+			return in, 0
+		}
+	}
 	if err != nil {
 		return nil, n.w.errno("lookup", err)
 	}

@@ -3,11 +3,26 @@ package fusefs
 import (
 	"context"
 	"strings"
+	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/forkspace/forkspace/vfs"
 )
+
+// mountAt adds w's root directory as a child of parent (the name is the
+// caller's) and attaches it.
+func (w *ws) mountAt(ctx context.Context, parent *gofs.Inode, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	fi, err := w.fs.Lstat(ctx, ".")
+	if err != nil {
+		return nil, w.errno("lookup", err)
+	}
+	w.fill(fi, &out.Attr)
+	in := parent.NewInode(ctx, &node{w: w}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino})
+	w.attach(in)
+	return in, 0
+}
 
 // attach makes root the inode of w's root and starts watching w's FS:
 // a change made through any other surface invalidates what the kernel
@@ -52,10 +67,14 @@ func (w *ws) invalidate(e vfs.Event) {
 		comps := strings.Split(e.Name, "/")
 		for i, c := range comps {
 			ch := in.GetChild(c)
-			if ch == nil || i == len(comps)-1 {
+			// A name the kernel does not know, the last one, or one
+			// the mount made up (.forkspace, now shadowed by an entry
+			// of the workspace) is looked up again.
+			virtual := ch != nil && asNode(ch.Operations()) == nil
+			if ch == nil || virtual || i == len(comps)-1 {
 				in.NotifyEntry(c)
 			}
-			if ch == nil {
+			if ch == nil || virtual {
 				return
 			}
 			in = ch

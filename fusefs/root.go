@@ -15,8 +15,10 @@ import (
 // directory.
 type single struct{ node }
 
-func newRoot(fsys *vfs.FS, opts *Options, hi uint64) *single {
-	return &single{node{w: newWS(fsys, opts, hi)}}
+func newRoot(fsys *vfs.FS, opts *Options) *single {
+	w := newWS(fsys, opts, 0)
+	w.cps, w.spaces = opts.Checkpoints, &spaces{}
+	return &single{node{w: w}}
 }
 
 func (s *single) stop() { s.w.stop() }
@@ -26,12 +28,12 @@ func (s *single) stop() { s.w.stop() }
 // bits, so inodes of forks (which share numbers) stay apart.
 type multi struct {
 	gofs.Inode
-	ws   Workspaces
-	opts *Options
+	ws     Workspaces
+	opts   *Options
+	spaces spaces
 
 	mu     sync.Mutex
 	byName map[string]*ws
-	next   uint64
 }
 
 var (
@@ -42,7 +44,7 @@ var (
 )
 
 func newMulti(w Workspaces, opts *Options) *multi {
-	return &multi{ws: w, opts: opts, byName: map[string]*ws{}, next: 1}
+	return &multi{ws: w, opts: opts, byName: map[string]*ws{}}
 }
 
 // wsShift places a workspace's index above the inode numbers vfs
@@ -51,7 +53,7 @@ const wsShift = 48
 
 // workspace returns the mounted workspace for fsys named name, a new one
 // when the name now opens another FS (deleted and created again).
-func (m *multi) workspace(name string, fsys *vfs.FS) *ws {
+func (m *multi) workspace(name string, fsys *vfs.FS, cps Checkpoints) *ws {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w := m.byName[name]; w != nil {
@@ -60,28 +62,21 @@ func (m *multi) workspace(name string, fsys *vfs.FS) *ws {
 		}
 		w.stop()
 	}
-	w := newWS(fsys, m.opts, m.next<<wsShift)
-	m.next++
+	w := newWS(fsys, m.opts, m.spaces.alloc())
+	w.cps, w.spaces = cps, &m.spaces
 	m.byName[name] = w
 	return w
 }
 
 func (m *multi) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	ctx = context.WithoutCancel(ctx) // see ws.ctx
-	fsys, err := m.ws.Open(ctx, name)
+	fsys, cps, err := m.ws.Open(ctx, name)
 	if err != nil {
 		e, _ := errno(err)
 		return nil, e
 	}
-	w := m.workspace(name, fsys)
-	fi, err := fsys.Lstat(ctx, ".")
-	if err != nil {
-		return nil, w.errno("lookup", err)
-	}
-	w.fill(fi, &out.Attr)
-	in := m.NewInode(ctx, &node{w: w}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino})
-	w.attach(in)
-	return in, 0
+	w := m.workspace(name, fsys, cps)
+	return w.mountAt(ctx, &m.Inode, out)
 }
 
 func (m *multi) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {

@@ -2,6 +2,8 @@ package fusefs
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/vfs"
@@ -25,11 +27,44 @@ func (s StoreWorkspaces) Names(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Open returns the live FS of workspace name.
-func (s StoreWorkspaces) Open(ctx context.Context, name string) (*vfs.FS, error) {
+// Open returns the live FS of workspace name and its checkpoints.
+func (s StoreWorkspaces) Open(ctx context.Context, name string) (*vfs.FS, Checkpoints, error) {
 	w, err := s.Store.Workspace(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w.FS, WorkspaceCheckpoints{w}, nil
+}
+
+// WorkspaceCheckpoints serves the checkpoints of a workspace.
+type WorkspaceCheckpoints struct{ W *forkspace.Workspace }
+
+var _ Checkpoints = WorkspaceCheckpoints{}
+
+// Names lists each label once and the IDs of checkpoints without a label
+// that can name a directory.
+func (c WorkspaceCheckpoints) Names(ctx context.Context) ([]string, error) {
+	cps, err := c.W.Checkpoints(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return w.FS, nil
+	seen := map[string]bool{}
+	var out []string
+	for _, cp := range cps {
+		name := cp.Label
+		if name == "" || name == "." || name == ".." || len(name) > vfs.MaxNameLen || strings.Contains(name, "/") {
+			name = cp.ID
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// At returns the state of checkpoint name (a label or an ID).
+func (c WorkspaceCheckpoints) At(ctx context.Context, name string) (*vfs.FS, error) {
+	return c.W.At(ctx, name)
 }

@@ -49,7 +49,8 @@ func fuseMountCmd(a *app) *cobra.Command {
 			"SIGTERM) or unmounted ('forkspace fuse umount DIR'). A checkpoint mounts read-only.\n" +
 			"close(2) and fsync(2) on the mount are durable: when they return, the data is in the store\n" +
 			"and visible to every other surface; changes made elsewhere show on the mount at once.\n" +
-			"The store stays open (and locked) while mounted; 'forkspace serve --fuse DIR' mounts every\n" +
+			"Every checkpoint of a mounted workspace is readable at DIR/.forkspace/checkpoints/LABEL/\n" +
+			"(not listed in DIR). The store stays open (and locked) while mounted; 'forkspace serve --fuse DIR' mounts every\n" +
 			"workspace beside the server instead.",
 		Example: "  forkspace fuse mount agent-1 /mnt/agent-1\n" +
 			"  forkspace fuse mount agent-1@before-refactor /mnt/before --allow-other",
@@ -60,7 +61,15 @@ func fuseMountCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv, err := fusefs.Mount(ctx, argv[1], fsys, f.options())
+			opts := f.options()
+			if !fsys.ReadOnly() {
+				w, err := a.st.Workspace(ctx, argv[0])
+				if err != nil {
+					return err
+				}
+				opts.Checkpoints = fusefs.WorkspaceCheckpoints{W: w}
+			}
+			srv, err := fusefs.Mount(ctx, argv[1], fsys, opts)
 			if err != nil {
 				return err
 			}

@@ -109,6 +109,9 @@ func TestFuseMount(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "g"), []byte("from the mount"), 0o640); err != nil {
 		t.Fatal(err)
 	}
+	if data, err := os.ReadFile(filepath.Join(dir, ".forkspace/checkpoints/cp/f")); err != nil || string(data) != "v1" {
+		t.Fatalf("read the checkpoint through the mount: %q, %v", data, err)
+	}
 	d.stop()
 	if mounted(t, dir) {
 		t.Fatal("still mounted after SIGTERM")
