@@ -67,6 +67,12 @@ type Options struct {
 	MountDrivers mount.Drivers
 	// OnMountConflict hears of write-back conflicts (nil accepts).
 	OnMountConflict mount.ConflictHook
+	// OnDelete is called by Delete with the ID of the workspace it
+	// deleted, once the deletion committed: the place to remove what a
+	// workspace left outside the store, such as the sandbox's host work
+	// dir (sandbox.RemoveWorkDir; this package cannot import it). Delete
+	// returns its error; the workspace stays deleted.
+	OnDelete func(ctx context.Context, id string) error
 }
 
 // DefaultDir returns the store directory used when Options.Dir is empty.

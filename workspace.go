@@ -259,7 +259,7 @@ func newInfo(row *meta.Workspace, u vfs.Usage, checkpoints int) Info {
 // Delete removes a workspace (by name or ID) with its head and its
 // checkpoints. Forks of it are untouched: they hold their own roots. Space
 // is reclaimed by garbage collection. Open handles of the workspace fail
-// with fs.ErrClosed afterwards.
+// with fs.ErrClosed afterwards. Options.OnDelete then hears of it.
 func (s *Store) Delete(ctx context.Context, ref string) error {
 	var row *meta.Workspace
 	err := s.meta.Update(ctx, func(tx meta.Tx) error {
@@ -277,9 +277,14 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 	delete(s.open, row.ID)
 	s.mu.Unlock()
 	if w != nil {
-		return w.close()
+		err = w.close()
 	}
-	return nil
+	if s.opts.OnDelete != nil {
+		if herr := s.opts.OnDelete(ctx, row.ID); herr != nil {
+			err = errors.Join(err, fmt.Errorf("delete workspace %s: deleted, but: %w", ref, herr))
+		}
+	}
+	return err
 }
 
 func toObjects(nodes []kv.Node) []meta.Object {

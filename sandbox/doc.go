@@ -38,8 +38,10 @@
 // # Work dirs on disk
 //
 // A work dir and its state directory stay on the host between runs and
-// processes. Shell.Discard and RemoveWorkDir remove them (the CLI's
-// workspace delete does); Sweep removes those of the default base that
+// processes. Shell.Discard and RemoveWorkDir remove them; a store opened
+// with forkspace.Options.OnDelete set to RemoveWorkDir (the CLI and the
+// server open theirs so) removes a workspace's default work dir when
+// Store.Delete deletes it, from whichever surface; Sweep removes those of the default base that
 // no run used for longer than an idle bound (default DefaultIdle, 24 h; a
 // run marks its dir used by its lock file's mtime) or whose workspace is
 // gone, skipping any a run holds. Exec sweeps the default base itself at

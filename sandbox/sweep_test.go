@@ -201,3 +201,40 @@ func TestRunWaitingOnRemovedWorkDir(t *testing.T) {
 	}
 	sameTree(t, s, ws)
 }
+
+// TestStoreDeleteRemovesWorkDir: a store opened with OnDelete set to
+// RemoveWorkDir removes a workspace's default work dir when the library's
+// Store.Delete deletes it (every surface deletes through it), and leaves
+// the work dir of another workspace alone.
+func TestStoreDeleteRemovesWorkDir(t *testing.T) {
+	needBwrap(t)
+	t.Setenv("TMPDIR", sandboxtest.Dir(t))
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: filepath.Join(t.TempDir(), "store"), OnDelete: RemoveWorkDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var shells []*Shell
+	for _, name := range []string{"gone", "kept"} {
+		ws, err := st.Create(ctx, name, forkspace.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(ws, Options{})
+		t.Cleanup(func() { s.Discard() })
+		mustExec(t, s, "echo x > f")
+		shells = append(shells, s)
+	}
+	if err := st.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{shells[0].WorkDir(), shells[0].stateDir()} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after Store.Delete: %v, want it removed", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(shells[1].WorkDir(), "f")); err != nil {
+		t.Errorf("the other workspace's work dir: %v", err)
+	}
+}

@@ -50,7 +50,7 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store %s: %w", a.storeDir, err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Logger: log, MountDrivers: mountDrivers()})
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
 	if err != nil {
 		db.Close()
 		return nil, nil, err

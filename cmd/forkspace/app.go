@@ -14,6 +14,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/sandbox"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -42,7 +43,7 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Logger: log, MountDrivers: mountDrivers()})
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
 	if err != nil {
 		return nil, err
 	}

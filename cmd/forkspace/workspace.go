@@ -7,7 +7,6 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/meta"
-	"github.com/forkspace/forkspace/sandbox"
 )
 
 func workspaceCmd(a *app) *cobra.Command {
@@ -201,11 +200,8 @@ func wsDeleteCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := st.Delete(c.Context(), w.ID()); err != nil {
-				return err
-			}
-			// The host copy exec materialized, if any.
-			return sandbox.RemoveWorkDir(c.Context(), w.ID())
+			// The store's OnDelete removes the host copy exec materialized.
+			return st.Delete(c.Context(), w.ID())
 		},
 	}
 }
