@@ -16,7 +16,7 @@ import (
 // handle is an open file of a mount: a vfs handle, which buffers writes
 // until Flush (close(2)) or Fsync commits them durably.
 type handle struct {
-	f      *vfs.File
+	f      file
 	append bool        // O_APPEND: every write goes to the end
 	wrote  atomic.Bool // written since opened (its size is the file's)
 }
@@ -52,6 +52,15 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	ctx, p, e := n.at(ctx, writes(flags) || flags&syscall.O_TRUNC != 0)
 	if e != 0 {
 		return nil, 0, e
+	}
+	if n.w.fs.IsVirtual(p) {
+		// Served live: no page cache, and sizes may say nothing (a
+		// device shows 0 bytes).
+		v, err := openVirtual(ctx, n.w.fs, p, openFlags(flags))
+		if err != nil {
+			return nil, 0, n.w.errno("open", err)
+		}
+		return &handle{f: v, append: flags&syscall.O_APPEND != 0}, fuse.FOPEN_DIRECT_IO, 0
 	}
 	f, err := n.w.fs.OpenFile(ctx, p, openFlags(flags), 0)
 	if err != nil {

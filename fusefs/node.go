@@ -391,9 +391,12 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	}
 	if size, ok := in.GetSize(); ok {
 		var err error
-		if h != nil {
+		switch {
+		case h != nil:
 			err = h.f.Truncate(int64(size))
-		} else {
+		case fsys.IsVirtual(p):
+			err = truncateVirtual(ctx, fsys, p, int64(size))
+		default:
 			err = fsys.Truncate(ctx, p, int64(size))
 		}
 		if err != nil {

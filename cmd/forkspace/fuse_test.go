@@ -44,7 +44,7 @@ func (c *cli) start(want string, args ...string) *daemon {
 				for lines.Scan() {
 				}
 			}()
-			c.t.Cleanup(func() { d.kill() })
+			c.t.Cleanup(d.end)
 			return d
 		}
 	}
@@ -59,6 +59,14 @@ func (d *daemon) stop() {
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	if err := d.cmd.Wait(); err != nil {
 		d.t.Fatalf("forkspace exited: %v", err)
+	}
+}
+
+// end stops the process if it still runs, with SIGTERM, so it unmounts.
+func (d *daemon) end() {
+	if d.cmd.ProcessState == nil {
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		d.cmd.Wait()
 	}
 }
 
@@ -199,5 +207,41 @@ func TestServeFuse(t *testing.T) {
 	}
 	if got := c.ok(nil, "-w", "b", "cat", "g"); got != "in b" {
 		t.Errorf("b/g: %q", got)
+	}
+}
+
+// TestFuseLazyMounts: through FUSE, a lazy mount's stubs list with their
+// real sizes and are fetched by their first read; a virtual mount's
+// devices read (no page cache: a device shows 0 bytes); a read-only
+// mount is EROFS.
+func TestFuseLazyMounts(t *testing.T) {
+	fusetest.Require(t)
+	c := newCLI(t)
+	host := t.TempDir()
+	big := strings.Repeat("0123456789", 10_000)
+	if err := os.WriteFile(filepath.Join(host, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.ok(nil, "workspace", "create", "w", "--mount", "/host=file://"+host, "--mount", "/dev=dev:")
+	dir := t.TempDir()
+	c.start("mounted", "fuse", "mount", "w", dir)
+	fi, err := os.Stat(filepath.Join(dir, "host/big.txt"))
+	if err != nil || fi.Size() != int64(len(big)) {
+		t.Fatalf("stub: %v, %v", fi, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "host/big.txt")); err != nil || string(data) != big {
+		t.Fatalf("first read of a stub: %d bytes, %v", len(data), err)
+	}
+	f, err := os.Open(filepath.Join(dir, "dev/zero"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte("xxxx")
+	if _, err := f.Read(buf); err != nil || string(buf) != "\x00\x00\x00\x00" {
+		t.Fatalf("dev/zero: %q, %v", buf, err)
+	}
+	f.Close()
+	if err := os.WriteFile(filepath.Join(dir, "host/new"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("write to a read-only mount: %v", err)
 	}
 }
