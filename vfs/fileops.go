@@ -99,14 +99,19 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 			return &fs.PathError{Op: op, Path: name, Err: err}
 		}
 	}
-	return f.replaceContent(ctx, op, name, perm, m, inline, in)
+	return f.replaceContent(ctx, op, name, perm, m, inline, in, nil)
 }
 
 // replaceContent makes m (stored, with inline bodies and the intents that
 // hold its chunks) the contents of file name, creating it with perm if
 // needed, in one mutation.
-func (f *FS) replaceContent(ctx context.Context, op, name string, perm fs.FileMode, m content.Manifest, inline []meta.Object, in content.Intents) error {
+func (f *FS) replaceContent(ctx context.Context, op, name string, perm fs.FileMode, m content.Manifest, inline []meta.Object, in content.Intents, cond func(fs.FileInfo) error) error {
 	err := f.updateContent(ctx, op, name, in, func(t *txn) error {
+		if cond != nil {
+			if err := t.checkCond(ctx, name, cond); err != nil {
+				return err
+			}
+		}
 		ino, a, err := t.openCreate(ctx, name, UnixMode(perm), false)
 		if err != nil {
 			return err
@@ -127,6 +132,10 @@ const streamBuf = 256 << 10
 // the room the quota leaves), nothing changes and a new file is not
 // created.
 func (f *FS) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm fs.FileMode) (int64, error) {
+	return f.writeFileFrom(ctx, name, r, perm, nil)
+}
+
+func (f *FS) writeFileFrom(ctx context.Context, name string, r io.Reader, perm fs.FileMode, cond func(fs.FileInfo) error) (int64, error) {
 	const op = "write"
 	if err := validPath(op, name); err != nil {
 		return 0, err
@@ -138,6 +147,11 @@ func (f *FS) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm f
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return int64(len(data)), &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		if cond != nil {
+			if err := f.virtualCond(ctx, op, name, cond); err != nil {
+				return int64(len(data)), err
+			}
 		}
 		_, err = f.virtualWrite(ctx, op, name, data, perm)
 		return int64(len(data)), err
@@ -175,7 +189,7 @@ func (f *FS) WriteFileFrom(ctx context.Context, name string, r io.Reader, perm f
 	if err != nil {
 		return n, &fs.PathError{Op: op, Path: name, Err: err}
 	}
-	return n, f.replaceContent(ctx, op, name, perm, m, inline, in)
+	return n, f.replaceContent(ctx, op, name, perm, m, inline, in, cond)
 }
 
 // room returns how large file name may become under the byte quota now
