@@ -33,6 +33,7 @@ const (
 	CodeClosed         = "closed"
 	CodeUnsupported    = "unsupported"
 	CodePrecondition   = "precondition_failed"
+	CodeNotModified    = "not_modified"
 	CodeRange          = "range_not_satisfiable"
 	CodeTooLarge       = "too_large"
 	CodeForbidden      = "forbidden"
@@ -48,6 +49,8 @@ const (
 var (
 	// ErrPrecondition is an If-Match or If-None-Match that does not hold.
 	ErrPrecondition = errors.New("precondition failed")
+	// ErrNotModified is a read whose If-None-Match matches (HTTP 304).
+	ErrNotModified = errors.New("not modified")
 	// ErrRange is a Range header outside the file.
 	ErrRange = errors.New("range not satisfiable")
 	// ErrTooLarge is a request body or argument past its limit.
@@ -75,6 +78,7 @@ var errorTable = []struct {
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{ErrForbidden, CodeForbidden, http.StatusForbidden},
 	{ErrNoRoute, CodeRouteNotFound, http.StatusNotFound},
+	{ErrNotModified, CodeNotModified, http.StatusNotModified},
 	{ErrPrecondition, CodePrecondition, http.StatusPreconditionFailed},
 	{ErrRange, CodeRange, http.StatusRequestedRangeNotSatisfiable},
 	{ErrTooLarge, CodeTooLarge, http.StatusRequestEntityTooLarge},
@@ -152,7 +156,7 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, e apiError) 
 // is the server's message; errors.Is matches the sentinel its code names
 // (fs.ErrNotExist for "not_found", errdefs.ErrQuota for "quota"…).
 type Error struct {
-	Status  int    // HTTP status
+	Status  int    `json:"-"` // HTTP status
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Path    string `json:"path,omitempty"`

@@ -64,6 +64,7 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if f.runs > 0 {
 		opts.Runs = sandbox.NewLimiter(f.runs)
 	}
+	a.execOpts = opts
 	var reg provider.Registry
 	// exec runs in the bubblewrap sandbox; the tools record it in the
 	// audit log (with its changed paths), so the shell itself does not.

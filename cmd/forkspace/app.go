@@ -29,6 +29,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	st             *forkspace.Store
+	// execOpts are the sandbox options agent built (serve's REST exec
+	// uses them too).
+	execOpts sandbox.Options
 }
 
 // open opens the store; unless create is set, a directory without a store

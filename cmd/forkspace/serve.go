@@ -25,8 +25,9 @@ func serveCmd(a *app) *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the workspace tools over MCP streamable HTTP",
-		Long: "Serve the Model Context Protocol over streamable HTTP at /mcp (and a health check at /healthz).\n" +
+		Short: "Serve the workspace tools over MCP streamable HTTP, and the REST API",
+		Long: "Serve the Model Context Protocol over streamable HTTP at /mcp, the REST API at /v1/ (its\n" +
+			"OpenAPI document at /v1/openapi.json) and a health check at /healthz.\n" +
 			"Each MCP session works in one workspace: the one named by ?workspace=NAME on the endpoint URL\n" +
 			"(created if missing), or one created for the session. The store is created if needed.\n" +
 			"It listens on loopback only unless --insecure is given, and refuses requests whose Host is\n" +
@@ -70,13 +71,15 @@ func serveCmd(a *app) *cobra.Command {
 			}
 			mux := http.NewServeMux()
 			mux.Handle("/mcp", srv.Handler())
+			mux.Handle("/v1/", a.restAPI().Handler())
 			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
 			fmt.Fprintf(a.stderr, "forkspace: serving MCP at http://%s/mcp\n", ln.Addr())
-			hs := &http.Server{Handler: httpapi.Guard(mux), ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(a.stderr, "forkspace: serving the REST API at http://%s/v1/ (OpenAPI: /v1/openapi.json)\n", ln.Addr())
+			hs := httpapi.HTTPServer(httpapi.Guard(mux))
 			done := make(chan error, 1)
 			go func() { done <- hs.Serve(ln) }()
 			select {
