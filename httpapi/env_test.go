@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -74,16 +73,15 @@ func newEnvOpts(t testing.TB, o httpapi.Options) *env {
 	t.Helper()
 	ctx := context.Background()
 	drivers := mount.Drivers{"file": hostmount.Driver}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), Logger: quiet, MountDrivers: drivers})
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), Logger: quiet, MountDrivers: drivers, OnDelete: sandbox.RemoveWorkDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
 	local := httpapi.NewLocal(st, httpapi.LocalOptions{
 		Audit:        st.AuditLog(),
 		MountDrivers: drivers,
 		Shell: func(_ context.Context, w *forkspace.Workspace) (httpapi.Shell, error) {
-			return sandbox.New(w, sandbox.Options{Audit: st.AuditLog(), WorkDir: filepath.Join(work, w.ID())}), nil
+			return sandbox.New(w, sandbox.Options{Audit: st.AuditLog()}), nil
 		},
 	})
 	o.API, o.Observe = local, observe

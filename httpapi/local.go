@@ -223,12 +223,9 @@ func (l *Local) DeleteWorkspace(ctx context.Context, ws string) error {
 		return err
 	}
 	id := w.ID()
+	// The store's Options.OnDelete removes exec's host copy, if any.
 	return l.record(ctx, id, "delete", map[string]string{"workspace": ws}, func(ctx context.Context) ([]string, error) {
-		if err := l.st.Delete(ctx, id); err != nil {
-			return nil, err
-		}
-		// The host copy exec materialized, if any.
-		return []string{"."}, sandbox.RemoveWorkDir(ctx, id)
+		return []string{"."}, l.st.Delete(ctx, id)
 	})
 }
 
