@@ -110,3 +110,25 @@ func TestSparseAndUnlinked(t *testing.T) {
 		t.Error("the unlinked file came back")
 	}
 }
+
+// TestSetgidDirectory: an entry created in a setgid directory takes the
+// directory's group, and a directory created there is setgid too.
+func TestSetgidDirectory(t *testing.T) {
+	ctx := context.Background()
+	w, dir := newMount(t)
+	ok(t, os.Mkdir(filepath.Join(dir, "shared"), 0o755))
+	ok(t, os.Chown(filepath.Join(dir, "shared"), 0, 4242))
+	ok(t, os.Chmod(filepath.Join(dir, "shared"), 0o2775|os.ModeSetgid))
+	ok(t, os.WriteFile(filepath.Join(dir, "shared/f"), nil, 0o644))
+	ok(t, os.Mkdir(filepath.Join(dir, "shared/d"), 0o755))
+	for _, name := range []string{"shared/f", "shared/d"} {
+		fi, err := w.Lstat(ctx, name)
+		ok(t, err)
+		if a := fi.Sys().(*vfs.Attr); a.Gid != 4242 {
+			t.Errorf("%s has group %d", name, a.Gid)
+		}
+		if fi.IsDir() != (fi.Mode()&os.ModeSetgid != 0) {
+			t.Errorf("%s: mode %v", name, fi.Mode())
+		}
+	}
+}

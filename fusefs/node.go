@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"path"
 	"strings"
 	"sync"
 	"syscall"
@@ -231,20 +232,39 @@ func (n *node) entry(ctx context.Context, fi fs.FileInfo, out *fuse.EntryOut) *g
 	return n.NewInode(ctx, &node{w: n.w}, gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino})
 }
 
-// created finishes the creation of entry p: the caller (mapped to the
-// workspace's owners) owns it, and its attributes fill out.
+// created finishes the creation of entry p in directory n: the caller
+// (mapped to the workspace's owners) owns it, except that in a setgid
+// directory it takes the directory's group, and a new directory there is
+// setgid too; its attributes fill out.
 func (n *node) created(ctx context.Context, p string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	fsys := n.w.fs
+	var uid, gid uint32
 	if c, ok := fuse.FromContext(ctx); ok {
-		uid, gid := owner(c.Uid, n.w.opts.UID), owner(c.Gid, n.w.opts.GID)
-		if uid != 0 || gid != 0 {
-			if err := n.w.fs.Lchown(ctx, p, int(uid), int(gid)); err != nil {
-				return nil, n.w.errno("chown", err)
-			}
-		}
+		uid, gid = owner(c.Uid, n.w.opts.UID), owner(c.Gid, n.w.opts.GID)
 	}
-	fi, err := n.w.fs.Lstat(ctx, p)
+	fi, err := fsys.Lstat(ctx, p)
 	if err != nil {
 		return nil, n.w.errno("lstat", err)
+	}
+	setgid := false
+	if di, err := fsys.Lstat(ctx, path.Dir(p)); err == nil && di.Mode()&fs.ModeSetgid != 0 {
+		gid = di.Sys().(*vfs.Attr).Gid
+		setgid = fi.IsDir()
+	}
+	if uid != 0 || gid != 0 {
+		if err := fsys.Lchown(ctx, p, int(uid), int(gid)); err != nil {
+			return nil, n.w.errno("chown", err)
+		}
+	}
+	if setgid {
+		if err := fsys.Chmod(ctx, p, fi.Mode()|fs.ModeSetgid); err != nil {
+			return nil, n.w.errno("chmod", err)
+		}
+	}
+	if uid != 0 || gid != 0 || setgid {
+		if fi, err = fsys.Lstat(ctx, p); err != nil {
+			return nil, n.w.errno("lstat", err)
+		}
 	}
 	return n.entry(ctx, fi, out), 0
 }
