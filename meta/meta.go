@@ -89,9 +89,10 @@ type Tx interface {
 	CreateCheckpoint(c *Checkpoint) error
 	// Checkpoint returns the checkpoint with the given ID.
 	Checkpoint(id string) (*Checkpoint, error)
-	// Checkpoints lists a workspace's checkpoints, oldest first.
+	// Checkpoints lists a workspace's checkpoints of every kind, oldest
+	// first.
 	Checkpoints(workspaceID string) ([]Checkpoint, error)
-	// CheckpointCounts returns how many checkpoints each workspace has, by
+	// CheckpointCounts returns how many user checkpoints (Kind "") each workspace has, by
 	// workspace ID (workspaces without any are absent), in one read.
 	CheckpointCounts() (map[string]int, error)
 	// DeleteCheckpoint removes one checkpoint.
@@ -117,6 +118,9 @@ type Tx interface {
 
 	// AuditTx keeps the audit log (meta/audit.go).
 	AuditTx
+
+	// MergeTx keeps the conflicts of unfinished merges (meta/merge.go).
+	MergeTx
 }
 
 // GCTx is the part of a Tx that garbage collection (package gc) relies on:
@@ -227,7 +231,29 @@ type Checkpoint struct {
 	Label       string
 	Root        cas.Hash
 	CreatedAt   time.Time
+	// Kind is "" (CheckpointUser) for the checkpoints users take, or one
+	// of the kinds merges keep (see CheckpointBase…). Every kind is a root
+	// of garbage collection and goes with its workspace.
+	Kind string
+	// Source is the workspace whose state a CheckpointBase or
+	// CheckpointMerged checkpoint holds ("" otherwise).
+	Source string
 }
+
+// Checkpoint kinds.
+const (
+	// CheckpointUser is a checkpoint a user or tool took.
+	CheckpointUser = ""
+	// CheckpointBase is the state a fork started from (Source: the
+	// workspace it was forked from).
+	CheckpointBase = "base"
+	// CheckpointMerged is a state a merge brought into the workspace
+	// (Source: the workspace it came from): the next merge base of the two.
+	CheckpointMerged = "merged"
+	// CheckpointConflict keeps a version an unfinished merge's conflicts
+	// refer to (Label "base", "ours" or "theirs").
+	CheckpointConflict = "conflict"
+)
 
 // Staged is one staging row: a pending mutation of a workspace's key space
 // that reads consult before the tree. Deleted rows are tombstones.

@@ -30,6 +30,8 @@ type state struct {
 	// audit is the audit log in Seq order; appends never change a
 	// published state's prefix (memmeta/audit.go).
 	audit []meta.AuditEntry
+	// conflicts maps workspace ID → path → conflict row.
+	conflicts map[string]map[string]meta.Conflict
 }
 
 // object is a stored node or inline body and its touch time.
@@ -49,6 +51,7 @@ func newState() *state {
 		staging:     map[string]map[string]meta.Staged{},
 		condemned:   map[cas.Hash]bool{},
 		sessionRefs: map[string]meta.SessionRef{},
+		conflicts:   map[string]map[string]meta.Conflict{},
 	}
 }
 

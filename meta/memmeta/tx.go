@@ -211,6 +211,8 @@ func (t *tx) DeleteWorkspace(id string) error {
 	})
 	t.owned.own("staging", func() { t.s.staging = maps.Clone(t.s.staging) })
 	delete(t.s.staging, id)
+	t.owned.own("conflicts", func() { t.s.conflicts = maps.Clone(t.s.conflicts) })
+	delete(t.s.conflicts, id)
 	return nil
 }
 
@@ -267,7 +269,9 @@ func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
 func (t *tx) CheckpointCounts() (map[string]int, error) {
 	counts := map[string]int{}
 	for _, c := range t.s.checkpoints {
-		counts[c.WorkspaceID]++
+		if c.Kind == meta.CheckpointUser {
+			counts[c.WorkspaceID]++
+		}
 	}
 	return counts, nil
 }

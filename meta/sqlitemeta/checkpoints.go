@@ -9,15 +9,15 @@ import (
 )
 
 const (
-	checkpointColumns = `id, workspace_id, label, root, created_at`
+	checkpointColumns = `id, workspace_id, label, root, created_at, kind, source`
 
 	qCreateCheckpoint = `INSERT INTO checkpoints (` + checkpointColumns + `)
-		VALUES ($1, $2, $3, $4, COALESCE($5, ` + nowFunc + `()))
+		VALUES ($1, $2, $3, $4, COALESCE($5, ` + nowFunc + `()), $6, $7)
 		RETURNING created_at`
 	qCheckpoint       = `SELECT ` + checkpointColumns + ` FROM checkpoints WHERE id = $1`
 	qCheckpoints      = `SELECT ` + checkpointColumns + ` FROM checkpoints WHERE workspace_id = $1 ORDER BY created_at, id`
 	qDeleteCheckpoint = `DELETE FROM checkpoints WHERE id = $1`
-	qCheckpointCounts = `SELECT workspace_id, COUNT(*) FROM checkpoints GROUP BY workspace_id`
+	qCheckpointCounts = `SELECT workspace_id, COUNT(*) FROM checkpoints WHERE kind = '' GROUP BY workspace_id`
 )
 
 // CreateCheckpoint implements meta.Tx. An empty ID or WorkspaceID is
@@ -30,7 +30,7 @@ func (t *tx) CreateCheckpoint(c *meta.Checkpoint) error {
 	}
 	var created int64
 	err := t.queryRow(op, true, qCreateCheckpoint,
-		[]any{c.ID, c.WorkspaceID, c.Label, rootArg(c.Root), toNanos(c.CreatedAt)}, &created)
+		[]any{c.ID, c.WorkspaceID, c.Label, rootArg(c.Root), toNanos(c.CreatedAt), c.Kind, c.Source}, &created)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
 }
 
 // CheckpointCounts implements meta.Tx with one pass over the
-// checkpoints_by_workspace index.
+// checkpoints_by_workspace index, counting user checkpoints only.
 func (t *tx) CheckpointCounts() (map[string]int, error) {
 	counts := map[string]int{}
 	err := t.query("count checkpoints", qCheckpointCounts, nil, func(rows *sql.Rows) error {
@@ -89,7 +89,7 @@ func scanCheckpoint(rows *sql.Rows) (*meta.Checkpoint, error) {
 		root    []byte
 		created int64
 	)
-	if err := rows.Scan(&c.ID, &c.WorkspaceID, &c.Label, &root, &created); err != nil {
+	if err := rows.Scan(&c.ID, &c.WorkspaceID, &c.Label, &root, &created, &c.Kind, &c.Source); err != nil {
 		return nil, err
 	}
 	var err error
