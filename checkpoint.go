@@ -28,6 +28,14 @@ func checkpointFrom(c *meta.Checkpoint) Checkpoint {
 
 const maxLabel = 256
 
+// validLabel checks a checkpoint label.
+func validLabel(label string) error {
+	if len(label) > maxLabel || strings.ContainsRune(label, 0) {
+		return fmt.Errorf("%w: label must be at most %d bytes without NUL", fs.ErrInvalid, maxLabel)
+	}
+	return nil
+}
+
 // Checkpoint records the workspace's current state under label (which may
 // be empty). A label may be reused: wherever a checkpoint is named by
 // label (Restore, At, Diff, DeleteCheckpoint, ForkOptions) it means the
@@ -35,8 +43,8 @@ const maxLabel = 256
 // transaction it records the head's root and copies the bounded staging
 // delta, which the store folds into the checkpoint's root in the background.
 func (w *Workspace) Checkpoint(ctx context.Context, label string) (Checkpoint, error) {
-	if len(label) > maxLabel || strings.ContainsRune(label, 0) {
-		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w: label must be at most %d bytes without NUL", w.name, fs.ErrInvalid, maxLabel)
+	if err := validLabel(label); err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
 	}
 	w.store.roots.RLock()
 	defer w.store.roots.RUnlock()
@@ -70,15 +78,18 @@ func (w *Workspace) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list checkpoints of %s: %w", w.name, err)
 	}
-	out := make([]Checkpoint, len(rows))
+	out := make([]Checkpoint, 0, len(rows))
 	for i := range rows {
-		out[i] = checkpointFrom(&rows[i])
+		if rows[i].Kind == meta.CheckpointUser {
+			out = append(out, checkpointFrom(&rows[i]))
+		}
 	}
 	return out, nil
 }
 
 // findCheckpoint resolves ref among the workspace's checkpoints: a
-// checkpoint ID, or else a label, which names the newest checkpoint
+// checkpoint ID (of any kind, so a merge base can be named), or else a
+// label of a user checkpoint, which names the newest checkpoint
 // carrying it (labels need not be unique; taking a checkpoint under a
 // label used before moves the label to the new one, as the automatic
 // checkpoints do).
@@ -94,7 +105,7 @@ func findCheckpoint(tx meta.Tx, wsID, ref string) (*meta.Checkpoint, error) {
 		return nil, err
 	}
 	for i := len(cps) - 1; i >= 0; i-- { // oldest first: the newest wins
-		if cps[i].Label == ref {
+		if cps[i].Label == ref && cps[i].Kind == meta.CheckpointUser {
 			return &cps[i], nil
 		}
 	}
@@ -169,6 +180,9 @@ type ForkOptions struct {
 // checkpoint). No file is copied: the fork records the same tree root and a
 // copy of the bounded staging delta, so the cost does not depend on the
 // workspace's files or bytes, and the two diverge independently afterwards.
+// The fork also keeps the state it started from, as a hidden checkpoint
+// (kind meta.CheckpointBase) that lives as long as the fork: the merge base
+// of later merges (see MergeBase).
 func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*Workspace, error) {
 	if err := ValidName(name); err != nil {
 		return nil, fmt.Errorf("fork %s: %w", w.name, err)
@@ -195,19 +209,25 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 			return err
 		}
 		if opts.Checkpoint != "" {
-			if len(staged) == 0 {
-				return nil
+			if len(staged) > 0 {
+				if err := tx.PutStaged(row.ID, staged); err != nil {
+					return err
+				}
 			}
-			return tx.PutStaged(row.ID, staged)
+		} else {
+			head, err := tx.Workspace(w.id)
+			if err != nil {
+				return err
+			}
+			row.Root = head.Root
+			if err := tx.SetRoot(row.ID, head.Root); err != nil {
+				return err
+			}
+			if err := tx.CopyStaged(w.id, row.ID); err != nil {
+				return err
+			}
 		}
-		head, err := tx.Workspace(w.id)
-		if err != nil {
-			return err
-		}
-		if err := tx.SetRoot(row.ID, head.Root); err != nil {
-			return err
-		}
-		return tx.CopyStaged(w.id, row.ID)
+		return recordBase(tx, row.ID, w.id, row.Root)
 	})
 	if err != nil {
 		return nil, err
@@ -219,4 +239,15 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 		return nil, fmt.Errorf("fork %s: %w", w.name, err)
 	}
 	return child, nil
+}
+
+// recordBase keeps the state workspace wsID has just been given (root plus
+// its staging rows) as its fork base: a hidden checkpoint of kind
+// meta.CheckpointBase whose source is the workspace it came from.
+func recordBase(tx meta.Tx, wsID, source string, root cas.Hash) error {
+	c := &meta.Checkpoint{ID: newID(checkpointPrefix), WorkspaceID: wsID, Root: root, Kind: meta.CheckpointBase, Source: source}
+	if err := tx.CreateCheckpoint(c); err != nil {
+		return err
+	}
+	return tx.SnapshotStaged(wsID, c.ID)
 }

@@ -27,12 +27,14 @@ import (
 const crashEnv = "FORKSPACE_CRASH_WRITER"
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(crashEnv); spec != "" {
-		if err := crashWriter(spec); err != nil {
-			fmt.Fprintln(os.Stderr, "crash writer:", err)
-			os.Exit(1)
+	for env, writer := range map[string]func(string) error{crashEnv: crashWriter, mergeCrashEnv: mergeCrashWriter} {
+		if spec := os.Getenv(env); spec != "" {
+			if err := writer(spec); err != nil {
+				fmt.Fprintln(os.Stderr, "crash writer:", err)
+				os.Exit(1)
+			}
+			os.Exit(0)
 		}
-		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -11,6 +11,14 @@
 // repeat, and a label names the newest checkpoint carrying it, so restoring
 // or diffing by label always works (older ones remain reachable by ID).
 //
+// Merge brings one state into a workspace three-way from their common
+// ancestor (every fork records the state it started from; MergeBase finds
+// it for a fork and its parent, siblings, or any two descendants of a
+// common state): changes on one side apply, text files changed on both
+// sides merge line by line (package merge), and the rest are conflicts,
+// recorded as data (Conflicts, Resolve) or settled by a policy. CherryPick
+// and RestorePaths bring chosen paths of any state into a workspace.
+//
 //	st, err := forkspace.Open(ctx, forkspace.Options{})
 //	ws, err := st.Create(ctx, "agent-1", forkspace.CreateOptions{})
 //	err = ws.WriteFile(ctx, "notes.md", []byte("hello"), 0o644)

@@ -70,6 +70,10 @@ type Info struct {
 	// store, see Store.Usage); List leaves them zero.
 	ExclusiveBytes int64 `json:"exclusive_bytes"`
 	SharedBytes    int64 `json:"shared_bytes"`
+	// Conflicts counts the unresolved conflicts of a merge into the
+	// workspace (Workspace.Conflicts); Workspace.Info fills it, List
+	// leaves it zero.
+	Conflicts int `json:"conflicts,omitempty"`
 }
 
 // Create makes a new, empty workspace. A taken name is fs.ErrExist; a bad
@@ -209,16 +213,21 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 // Info describes the workspace: identity, lineage, quota, usage.
 func (w *Workspace) Info(ctx context.Context) (Info, error) {
 	var (
-		row *meta.Workspace
-		n   int
+		row       *meta.Workspace
+		n         int
+		conflicts []meta.Conflict
 	)
 	err := w.store.meta.View(ctx, func(tx meta.Tx) error {
 		var err error
 		if row, err = tx.Workspace(w.id); err != nil {
 			return err
 		}
-		cps, err := tx.Checkpoints(w.id)
-		n = len(cps)
+		counts, err := tx.CheckpointCounts()
+		if err != nil {
+			return err
+		}
+		n = counts[w.id]
+		conflicts, err = tx.Conflicts(w.id)
 		return err
 	})
 	if err != nil {
@@ -228,6 +237,7 @@ func (w *Workspace) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	info.Conflicts = len(conflicts)
 	u, err := w.store.Usage(ctx)
 	if err != nil {
 		return Info{}, fmt.Errorf("workspace info %s: %w", w.name, err)

@@ -63,10 +63,14 @@ func openEnv(t testing.TB, dir string) *env {
 func kvOf(e *env) *kv.Store { return kv.New(e.meta, kv.Options{}) }
 
 // settle waits until the store has folded every checkpoint's staging
-// delta (it does so in the background), so that no fold changes what is
-// reachable while the test compares.
+// delta (it does so in the background, and a fork's base waits for the
+// next pass: folding it now), so that no fold changes what is reachable
+// while the test compares.
 func (e *env) settle(t fataler) {
 	for {
+		if err := e.s.FoldCheckpoints(context.Background()); err != nil {
+			t.Fatalf("fold checkpoints: %v", err)
+		}
 		var ids []string
 		err := e.meta.View(context.Background(), func(tx meta.Tx) (err error) {
 			ids, err = tx.UnfoldedCheckpoints()

@@ -38,9 +38,12 @@ type modelCheckpoint struct {
 
 // model is the expected state of a store.
 type model struct {
-	ws   map[string]files
-	cps  []modelCheckpoint
-	next int
+	ws  map[string]files
+	cps []modelCheckpoint
+	// bases are the states forks started from: each fork keeps its own
+	// as long as it lives (the merge base of later merges).
+	bases []modelCheckpoint
+	next  int
 }
 
 // TestGCModel interleaves writes, overwrites, deletions, forks,
@@ -99,6 +102,7 @@ func TestGCModel(t *testing.T) {
 					rt.Fatal(err)
 				}
 				m.ws[name] = maps.Clone(m.ws[ws])
+				m.bases = append(m.bases, modelCheckpoint{ws: name, files: maps.Clone(m.ws[ws])})
 			},
 			"checkpoint": func(rt *rapid.T) {
 				ws := pickWS(rt)
@@ -125,6 +129,7 @@ func TestGCModel(t *testing.T) {
 				}
 				delete(m.ws, ws)
 				m.cps = slices.DeleteFunc(m.cps, func(c modelCheckpoint) bool { return c.ws == ws })
+				m.bases = slices.DeleteFunc(m.bases, func(c modelCheckpoint) bool { return c.ws == ws })
 				if len(m.ws) == 0 {
 					create()
 				}
@@ -159,7 +164,7 @@ func TestGCModel(t *testing.T) {
 				rt.Fatal(err)
 			}
 		}
-		m.ws, m.cps = map[string]files{}, nil
+		m.ws, m.cps, m.bases = map[string]files{}, nil, nil
 		collect(rt, e, m, gc.NoGrace)
 		blobs, bodies, nodes := e.stored()
 		if len(blobs)+len(bodies)+len(nodes) != 0 {
@@ -191,6 +196,9 @@ func collect(rt *rapid.T, e *env, m *model, grace time.Duration) {
 	for ws, f := range m.ws {
 		add(f)
 		checkFiles(rt, "workspace "+ws, workspace(rt, e, ws), f)
+	}
+	for _, c := range m.bases {
+		add(c.files)
 	}
 	for _, c := range m.cps {
 		add(c.files)

@@ -57,51 +57,67 @@ func create(ctx context.Context, dst, src *FS, c Change) error {
 	if c.Link != "" {
 		return dst.Link(ctx, c.Link, c.Path)
 	}
-	fi, err := src.Lstat(ctx, c.Path)
+	return CopyEntry(ctx, dst, c.Path, src, c.Path)
+}
+
+// CopyEntry creates dstPath in dst (it must not exist; its directory
+// must) as a copy of the file, directory (alone, not its entries) or
+// symbolic link srcPath of src: contents or target, mode, owner, extended
+// attributes and (files) modification time. Merges and cherry-picks use
+// it between states with different paths.
+func CopyEntry(ctx context.Context, dst *FS, dstPath string, src *FS, srcPath string) error {
+	fi, err := src.Lstat(ctx, srcPath)
 	if err != nil {
 		return err
 	}
 	switch {
 	case fi.IsDir():
-		if err := dst.Mkdir(ctx, c.Path, fi.Mode().Perm()); err != nil {
+		if err := dst.Mkdir(ctx, dstPath, fi.Mode().Perm()); err != nil {
 			return err
 		}
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := src.Readlink(ctx, c.Path)
+		target, err := src.Readlink(ctx, srcPath)
 		if err != nil {
 			return err
 		}
-		return dst.Symlink(ctx, target, c.Path)
+		return dst.Symlink(ctx, target, dstPath)
 	default:
-		if err := copyContents(ctx, dst, src, c.Path, O_WRONLY|O_CREATE|O_EXCL); err != nil {
+		if err := copyContents(ctx, dst, dstPath, src, srcPath, O_WRONLY|O_CREATE|O_EXCL); err != nil {
 			return err
 		}
 	}
-	return copyAttrs(ctx, dst, src, c.Path, fi)
+	return copyAttrs(ctx, dst, dstPath, src, srcPath, fi)
 }
 
 // update brings the file or directory at p in dst up to src's.
 func update(ctx context.Context, dst, src *FS, p string) error {
-	fi, err := src.Lstat(ctx, p)
+	return UpdateEntry(ctx, dst, p, src, p)
+}
+
+// UpdateEntry brings the existing file or directory dstPath of dst up to
+// srcPath of src: a file's contents, and the mode, owner, extended
+// attributes and (files) modification time.
+func UpdateEntry(ctx context.Context, dst *FS, dstPath string, src *FS, srcPath string) error {
+	fi, err := src.Lstat(ctx, srcPath)
 	if err != nil {
 		return err
 	}
 	if fi.Mode().IsRegular() {
-		if err := copyContents(ctx, dst, src, p, O_WRONLY|O_TRUNC); err != nil {
+		if err := copyContents(ctx, dst, dstPath, src, srcPath, O_WRONLY|O_TRUNC); err != nil {
 			return err
 		}
 	}
-	return copyAttrs(ctx, dst, src, p, fi)
+	return copyAttrs(ctx, dst, dstPath, src, srcPath, fi)
 }
 
-// copyContents writes src's file p into dst's, opened with flag.
-func copyContents(ctx context.Context, dst, src *FS, p string, flag int) error {
-	r, err := src.Open(ctx, p)
+// copyContents writes src's file sp into dst's dp, opened with flag.
+func copyContents(ctx context.Context, dst *FS, dp string, src *FS, sp string, flag int) error {
+	r, err := src.Open(ctx, sp)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = r.Close() }()
-	w, err := dst.OpenFile(ctx, p, flag, 0o600)
+	w, err := dst.OpenFile(ctx, dp, flag, 0o600)
 	if err != nil {
 		return err
 	}
@@ -111,42 +127,42 @@ func copyContents(ctx context.Context, dst, src *FS, p string, flag int) error {
 	return w.Close()
 }
 
-// copyAttrs gives p in dst the mode, owner, extended attributes and (files)
-// modification time fi and src have.
-func copyAttrs(ctx context.Context, dst, src *FS, p string, fi fs.FileInfo) error {
+// copyAttrs gives dp in dst the mode, owner, extended attributes and
+// (files) modification time fi and sp in src have.
+func copyAttrs(ctx context.Context, dst *FS, dp string, src *FS, sp string, fi fs.FileInfo) error {
 	a := fi.Sys().(*Attr)
-	if err := dst.Chmod(ctx, p, fi.Mode()); err != nil {
+	if err := dst.Chmod(ctx, dp, fi.Mode()); err != nil {
 		return err
 	}
-	if err := dst.Chown(ctx, p, int(a.Uid), int(a.Gid)); err != nil {
+	if err := dst.Chown(ctx, dp, int(a.Uid), int(a.Gid)); err != nil {
 		return err
 	}
-	want, err := src.Listxattr(ctx, p)
+	want, err := src.Listxattr(ctx, sp)
 	if err != nil {
 		return err
 	}
-	have, err := dst.Listxattr(ctx, p)
+	have, err := dst.Listxattr(ctx, dp)
 	if err != nil {
 		return err
 	}
 	for _, name := range have {
 		if !slices.Contains(want, name) {
-			if err := dst.Removexattr(ctx, p, name); err != nil {
+			if err := dst.Removexattr(ctx, dp, name); err != nil {
 				return err
 			}
 		}
 	}
 	for _, name := range want {
-		v, err := src.Getxattr(ctx, p, name)
+		v, err := src.Getxattr(ctx, sp, name)
 		if err != nil {
 			return err
 		}
-		if err := dst.Setxattr(ctx, p, name, v); err != nil {
+		if err := dst.Setxattr(ctx, dp, name, v); err != nil {
 			return err
 		}
 	}
 	if fi.Mode().IsRegular() {
-		return dst.Chtimes(ctx, p, time.Time{}, a.Mtime)
+		return dst.Chtimes(ctx, dp, time.Time{}, a.Mtime)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
 )
 
 // Batch runs fn with b, a filesystem over f's latest state whose
@@ -64,7 +65,7 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	b.wmu.Lock() // a straggling mutation of b finishes first
 	f.inoNext, f.inoEnd = b.inoNext, b.inoEnd
 	b.wmu.Unlock()
-	if err != nil || len(log.acc.muts)+len(log.acc.intents) == 0 {
+	if err != nil || len(log.acc.muts)+len(log.acc.intents)+len(log.acc.also) == 0 {
 		locked = false
 		f.wmu.Unlock()
 		if err != nil {
@@ -77,6 +78,21 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 		return f.release(ctx, err, log.acc.intents)
 	}
 	f.changed(ctx, op, log.changed...)
+	return nil
+}
+
+// AlsoCommit, on the filesystem a Batch passes to its function, adds fn to
+// the batch's commit: fn runs in the metadata transaction that commits the
+// batch, so its writes (rows that describe the batch, such as a merge's
+// conflicts) land with the batch's mutations or not at all. A failing fn
+// fails the commit. Anywhere else AlsoCommit is errors.ErrUnsupported.
+func (f *FS) AlsoCommit(fn func(meta.Tx) error) error {
+	if f.batch == nil || f.closed.Load() {
+		return fmt.Errorf("also commit: %w: not a running batch", errors.ErrUnsupported)
+	}
+	f.batch.mu.Lock()
+	f.batch.acc.also = append(f.batch.acc.also, fn)
+	f.batch.mu.Unlock()
 	return nil
 }
 
@@ -117,6 +133,7 @@ func (l *batchLog) add(b *FS, t *txn) {
 	b.gen.Add(1)
 	l.acc.inline = append(l.acc.inline, t.inline...)
 	l.acc.intents = append(l.acc.intents, t.intents...)
+	l.acc.also = append(l.acc.also, t.also...)
 }
 
 // batchHooks are the parent's hooks seen from a Batch: hydrating (which

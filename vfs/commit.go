@@ -24,8 +24,10 @@ type commitReq struct {
 	rows    []meta.Staged
 	inline  []meta.Object
 	intents content.Intents
-	err     error
-	done    chan struct{}
+	// also are metadata writes that commit with the rows (FS.AlsoCommit).
+	also []func(meta.Tx) error
+	err  error
+	done chan struct{}
 }
 
 // committer is the queue of mutations waiting for a transaction.
@@ -94,7 +96,7 @@ func (f *FS) lockIdle() {
 // stage numbers t's mutations, applies them to wov and returns the request
 // to commit. The caller holds wmu.
 func (f *FS) stage(t *txn) *commitReq {
-	req := &commitReq{rows: make([]meta.Staged, len(t.muts)), inline: t.inline, intents: t.intents, done: make(chan struct{})}
+	req := &commitReq{rows: make([]meta.Staged, len(t.muts)), inline: t.inline, intents: t.intents, also: t.also, done: make(chan struct{})}
 	for i, m := range t.muts {
 		f.seq++
 		req.rows[i] = meta.Staged{Key: m.Key, Value: m.Value, Deleted: m.Delete, Seq: f.seq}
@@ -147,11 +149,13 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 		rows    []meta.Staged
 		inline  []meta.Object
 		intents content.Intents
+		also    []func(meta.Tx) error
 	)
 	for _, req := range batch {
 		rows = append(rows, req.rows...)
 		inline = append(inline, req.inline...)
 		intents = append(intents, req.intents...)
+		also = append(also, req.also...)
 	}
 	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
 		if len(inline) > 0 {
@@ -161,6 +165,11 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 		}
 		if len(intents) > 0 {
 			if err := tx.ReleaseIntents(intents); err != nil {
+				return err
+			}
+		}
+		for _, fn := range also {
+			if err := fn(tx); err != nil {
 				return err
 			}
 		}

@@ -24,6 +24,9 @@ type txn struct {
 	// intents are upload intents (content.Intents) the commit releases.
 	intents content.Intents
 	now     int64 // Unix ns, for times the operation sets
+	// also are metadata writes that commit with the mutations (a Batch's
+	// FS.AlsoCommit).
+	also []func(meta.Tx) error
 }
 
 const txnIndexAfter = 16

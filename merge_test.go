@@ -1,0 +1,394 @@
+package forkspace_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"slices"
+	"testing"
+
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/merge"
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/sqlitemeta"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+func mustFork(t *testing.T, w *forkspace.Workspace, name string) *forkspace.Workspace {
+	t.Helper()
+	f, err := w.Fork(context.Background(), name, forkspace.ForkOptions{})
+	if err != nil {
+		t.Fatalf("fork %s: %v", name, err)
+	}
+	return f
+}
+
+func mustMerge(t *testing.T, w *forkspace.Workspace, from string, opts forkspace.MergeOptions) forkspace.MergeResult {
+	t.Helper()
+	r, err := w.Merge(context.Background(), from, opts)
+	if err != nil {
+		t.Fatalf("merge %s into %s: %v", from, w.Name(), err)
+	}
+	return r
+}
+
+// files returns every file and symbolic link of f with its contents (a
+// link's target), and every directory as "<dir>".
+func files(t *testing.T, f *vfs.FS) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := fs.WalkDir(f.IOFS(context.Background()), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			out[p] = "<dir>"
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := f.Readlink(context.Background(), p)
+			out[p] = "-> " + target
+			return err
+		default:
+			out[p] = read(t, f, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestMergeForkIntoParent(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "a.txt", "1\n2\n3\n4\n5\n")
+	write(t, p, "keep", "k")
+	write(t, p, "gone", "g")
+	write(t, p, "dir/x", "x")
+	f := mustFork(t, p, "f")
+	// theirs (f): edit line 1, add a file, delete one, rename a directory
+	write(t, f, "a.txt", "one\n2\n3\n4\n5\n")
+	write(t, f, "new", "n")
+	if err := f.Remove(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rename(ctx, "dir", "moved"); err != nil {
+		t.Fatal(err)
+	}
+	// ours (p): edit line 5, and the file in the directory theirs moved
+	write(t, p, "a.txt", "1\n2\n3\n4\nfive\n")
+	write(t, p, "dir/x", "x2")
+	r := mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	want := map[string]string{"a.txt": "one\n2\n3\n4\nfive\n", "keep": "k", "new": "n", "moved": "<dir>", "moved/x": "x2"}
+	if got := files(t, p.FS); !equalMaps(got, want) {
+		t.Fatalf("merged:\n%v\nwant\n%v", got, want)
+	}
+	// The checkpoint taken first holds ours as it was.
+	view, err := p.At(ctx, r.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, view, "a.txt"); got != "1\n2\n3\n4\nfive\n" {
+		t.Fatalf("checkpoint before the merge reads %q", got)
+	}
+	// Merging again changes nothing: the merged state is the new base.
+	write(t, f, "later", "l")
+	r = mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 || !slices.Equal(r.Changed, []string{"later"}) {
+		t.Fatalf("second merge: changed %v, conflicts %+v", r.Changed, r.Conflicts)
+	}
+	// And back into the fork: f gets p's edit of line 5 and of moved/x.
+	r = mustMerge(t, f, "p", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 {
+		t.Fatalf("merge back: %+v", r.Conflicts)
+	}
+	want["later"] = "l"
+	if got := files(t, f.FS); !equalMaps(got, want) {
+		t.Fatalf("fork after merging back:\n%v\nwant\n%v", got, want)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestMergeSiblingsAndGrandchildren(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "f", "base\n")
+	a := mustFork(t, p, "a")
+	write(t, p, "p-only", "later") // not in a's base
+	b := mustFork(t, p, "b")
+	c := mustFork(t, b, "c") // a grandchild
+	write(t, a, "from-a", "a")
+	write(t, c, "from-c", "c")
+	for _, pair := range [][2]string{{"a", "b"}, {"a", "c"}, {"c", "a"}} {
+		base, err := st.MergeBase(ctx, pair[0], pair[1])
+		if err != nil {
+			t.Fatalf("merge base of %s and %s: %v", pair[0], pair[1], err)
+		}
+		if got := read(t, snapshot(t, st, base), "f"); got != "base\n" {
+			t.Fatalf("base of %v reads %q", pair, got)
+		}
+	}
+	mustMerge(t, a, "c", forkspace.MergeOptions{})
+	want := map[string]string{"f": "base\n", "from-a": "a", "from-c": "c", "p-only": "later"}
+	if got := files(t, a.FS); !equalMaps(got, want) {
+		t.Fatalf("a after merging c:\n%v\nwant\n%v", got, want)
+	}
+	_ = c
+}
+
+func snapshot(t *testing.T, st *forkspace.Store, state string) *vfs.FS {
+	t.Helper()
+	f, err := st.Snapshot(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestMergeConflicts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, err := sqlitemeta.Open(ctx, dir+"/meta.db", sqlitemeta.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, Meta: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p := mustCreate(t, st, "p")
+	write(t, p, "text", "a\nb\nc\n")
+	write(t, p, "bin", "\x00base")
+	write(t, p, "delmod", "d")
+	write(t, p, "clash/x", "x")
+	write(t, p, "clean", "c")
+	f := mustFork(t, p, "f")
+	write(t, p, "text", "a\nOURS\nc\n")
+	write(t, f, "text", "a\nTHEIRS\nc\n")
+	write(t, p, "bin", "\x00ours")
+	write(t, f, "bin", "\x00theirs")
+	write(t, p, "delmod", "ours")
+	if err := f.Remove(ctx, "delmod"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.RemoveAll(ctx, "clash"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p, "clash", "a file now")
+	write(t, f, "clash/x", "x2")
+	write(t, f, "clean", "theirs")
+	before := files(t, p.FS)
+
+	// fail: nothing changes, the conflicts are reported.
+	r, err := p.Merge(ctx, "f", forkspace.MergeOptions{Policy: forkspace.MergeFail})
+	if !errors.Is(err, errdefs.ErrConflict) {
+		t.Fatalf("merge --fail: %v", err)
+	}
+	kinds := map[string]string{}
+	for _, c := range r.Conflicts {
+		kinds[c.Path] = c.Kind
+	}
+	wantKinds := map[string]string{"text": merge.Content, "bin": merge.Binary, "delmod": merge.DeleteModify, "clash": merge.DirectoryFile}
+	if !equalMaps(kinds, wantKinds) {
+		t.Fatalf("conflicts %v, want %v", kinds, wantKinds)
+	}
+	if got := files(t, p.FS); !equalMaps(got, before) {
+		t.Fatalf("merge --fail changed the workspace:\n%v\nwas\n%v", got, before)
+	}
+	if cps, _ := p.Checkpoints(ctx); len(cps) != 0 {
+		t.Fatalf("merge --fail took a checkpoint: %+v", cps)
+	}
+
+	// record: the rest applies, conflicts are rows, ours stays.
+	r = mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 4 {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	if got := read(t, p.FS, "clean"); got != "theirs" {
+		t.Fatalf("clean change not merged: %q", got)
+	}
+	if got := read(t, p.FS, "text"); got != "a\nOURS\nc\n" {
+		t.Fatalf("conflicting file changed: %q", got)
+	}
+	info, err := p.Info(ctx)
+	if err != nil || info.Conflicts != 4 {
+		t.Fatalf("info conflicts = %d, %v", info.Conflicts, err)
+	}
+	// resolve one by one
+	if err := p.Resolve(ctx, "text", forkspace.Resolution{Take: forkspace.TakeMarkers}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p.FS, "text"); got != "a\n<<<<<<< p\nOURS\n||||||| base\nb\n=======\nTHEIRS\n>>>>>>> f\nc\n" {
+		t.Fatalf("markers: %q", got)
+	}
+	if err := p.Resolve(ctx, "bin", forkspace.Resolution{Take: forkspace.TakeTheirs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p.FS, "bin"); got != "\x00theirs" {
+		t.Fatalf("theirs: %q", got)
+	}
+	if err := p.Resolve(ctx, "delmod", forkspace.Resolution{Take: forkspace.TakeContent, Content: []byte("mine")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Resolve(ctx, "nope", forkspace.Resolution{Take: forkspace.TakeOurs}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("resolve of a path without conflict: %v", err)
+	}
+	if err := p.Resolve(ctx, "clash", forkspace.Resolution{Take: forkspace.TakeOurs}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := p.Conflicts(ctx); err != nil || len(cs) != 0 {
+		t.Fatalf("conflicts left: %+v, %v", cs, err)
+	}
+	// the kept versions went with the last conflict
+	err = m.View(ctx, func(tx meta.Tx) error {
+		cps, err := tx.Checkpoints(p.ID())
+		for _, c := range cps {
+			if c.Kind == meta.CheckpointConflict {
+				t.Errorf("conflict version %s left", c.ID)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMergePolicies(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	for _, policy := range []forkspace.MergePolicy{forkspace.MergeOurs, forkspace.MergeTheirs} {
+		p := mustCreate(t, st, "p-"+string(policy))
+		write(t, p, "f", "base")
+		write(t, p, "g", "base")
+		f := mustFork(t, p, "f-"+string(policy))
+		write(t, p, "f", "ours")
+		write(t, f, "f", "theirs")
+		write(t, f, "g", "theirs")
+		r := mustMerge(t, p, f.Name(), forkspace.MergeOptions{Policy: policy})
+		if len(r.Conflicts) != 1 || r.Conflicts[0].Resolved != string(policy) {
+			t.Fatalf("%s: %+v", policy, r.Conflicts)
+		}
+		if got := read(t, p.FS, "f"); got != string(policy) {
+			t.Fatalf("%s: f = %q", policy, got)
+		}
+		if got := read(t, p.FS, "g"); got != "theirs" {
+			t.Fatalf("%s: g = %q", policy, got)
+		}
+		if cs, _ := p.Conflicts(context.Background()); len(cs) != 0 {
+			t.Fatalf("%s recorded conflicts: %+v", policy, cs)
+		}
+	}
+}
+
+func TestMergeBaseMissing(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	a := mustCreate(t, st, "a")
+	mustCreate(t, st, "b")
+	_, err := a.Merge(context.Background(), "b", forkspace.MergeOptions{})
+	if !errors.Is(err, forkspace.ErrNoMergeBase) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("merge of unrelated workspaces: %v", err)
+	}
+}
+
+func TestCherryPick(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "a/x", "1\n2\n3\n")
+	write(t, p, "a/gone", "g")
+	write(t, p, "b/y", "y")
+	f := mustFork(t, p, "f")
+	write(t, f, "a/x", "1\n2\nthree\n")
+	write(t, f, "a/new", "n")
+	if err := f.Remove(ctx, "a/gone"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "b/y", "y2")
+	write(t, p, "a/x", "one\n2\n3\n")
+
+	// Changes under a: merged three-way, b untouched.
+	r, err := p.CherryPick(ctx, "f", []string{"a"}, forkspace.CherryPickOptions{Changes: true})
+	if err != nil || len(r.Conflicts) != 0 {
+		t.Fatalf("cherry-pick changes: %+v, %v", r, err)
+	}
+	want := map[string]string{"a": "<dir>", "a/x": "one\n2\nthree\n", "a/new": "n", "b": "<dir>", "b/y": "y"}
+	if got := files(t, p.FS); !equalMaps(got, want) {
+		t.Fatalf("after picking the changes under a:\n%v\nwant\n%v", got, want)
+	}
+	// A cherry-pick records no merged state: a merge still brings the rest.
+	mustMerge(t, p, "f", forkspace.MergeOptions{})
+	want["b/y"] = "y2"
+	if got := files(t, p.FS); !equalMaps(got, want) {
+		t.Fatalf("after merging the rest:\n%v\nwant\n%v", got, want)
+	}
+
+	// Paths as they are in the source, whole.
+	write(t, f, "b/z", "z")
+	before := files(t, p.FS)
+	if _, err := p.CherryPick(ctx, "f", []string{"b", "missing"}, forkspace.CherryPickOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("picking a path neither has: %v", err)
+	}
+	if got := files(t, p.FS); !equalMaps(got, before) {
+		t.Fatal("a failed cherry-pick changed the workspace")
+	}
+	if _, err := p.CherryPick(ctx, "f", []string{"/b/", "a/x"}, forkspace.CherryPickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want["b/z"], want["a/x"] = "z", "1\n2\nthree\n"
+	if got := files(t, p.FS); !equalMaps(got, want) {
+		t.Fatalf("after picking b and a/x:\n%v\nwant\n%v", got, want)
+	}
+	if _, err := p.CherryPick(ctx, "f", []string{"."}, forkspace.CherryPickOptions{}); !errors.Is(err, fs.ErrInvalid) {
+		t.Fatalf("picking the root: %v", err)
+	}
+}
+
+func TestRestorePaths(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	w := mustCreate(t, st, "w")
+	write(t, w, "keep", "1")
+	write(t, w, "back", "1")
+	write(t, w, "d/x", "1")
+	if _, err := w.Checkpoint(ctx, "cp"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, w, "keep", "2")
+	write(t, w, "back", "2")
+	write(t, w, "d/new", "2")
+	write(t, w, "later", "2")
+	r, err := w.RestorePaths(ctx, "cp", []string{"back", "d", "later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"keep": "2", "back": "1", "d": "<dir>", "d/x": "1"}
+	if got := files(t, w.FS); !equalMaps(got, want) {
+		t.Fatalf("after restoring some paths:\n%v\nwant\n%v", got, want)
+	}
+	view, err := w.At(ctx, r.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, view, "later"); got != "2" {
+		t.Fatalf("the checkpoint before the restore reads %q", got)
+	}
+}
