@@ -69,7 +69,8 @@ func checkpointsCmd(a *app) *cobra.Command {
 }
 
 func restoreCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var paths []string
+	c := &cobra.Command{
 		Use:   "restore CHECKPOINT",
 		Short: "Point the workspace back at a checkpoint (ID or label), discarding later changes",
 		Args:  args(cobra.ExactArgs(1)),
@@ -77,6 +78,10 @@ func restoreCmd(a *app) *cobra.Command {
 			w, err := a.live(c.Context(), "restore")
 			if err != nil {
 				return err
+			}
+			if len(paths) > 0 {
+				r, err := w.RestorePaths(c.Context(), argv[0], paths)
+				return a.printMerge("restored", r, err)
 			}
 			if err := w.Restore(c.Context(), argv[0]); err != nil {
 				return err
@@ -88,4 +93,6 @@ func restoreCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
+	c.Flags().StringArrayVar(&paths, "path", nil, "restore only this path (repeatable); a checkpoint of the state before is taken")
+	return c
 }

@@ -67,6 +67,7 @@ func newRoot(a *app) *cobra.Command {
 		gcCmd(a), fsckCmd(a), dfCmd(a),
 		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a),
 		mcpCmd(a), serveCmd(a), mountCmd(a), doctorCmd(a), execCmd(a), fuseCmd(a),
+		mergeCmd(a), conflictsCmd(a), resolveCmd(a), cherryPickCmd(a),
 	)
 	return root
 }

@@ -140,6 +140,9 @@ func wsInfoCmd(a *app) *cobra.Command {
 			fmt.Fprintf(tw, "shared:\t%s (stored bytes others reach too)\n", size(i.SharedBytes))
 			fmt.Fprintf(tw, "quota:\t%s\n", quotaString(i.Quota))
 			fmt.Fprintf(tw, "checkpoints:\t%d\n", i.Checkpoints)
+			if i.Conflicts > 0 {
+				fmt.Fprintf(tw, "conflicts:\t%d unresolved (forkspace -w %s conflicts)\n", i.Conflicts, i.Name)
+			}
 			fmt.Fprintf(tw, "created:\t%s\n", when(i.CreatedAt))
 			fmt.Fprintf(tw, "updated:\t%s\n", when(i.UpdatedAt))
 			return tw.Flush()
