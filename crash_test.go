@@ -134,25 +134,12 @@ func TestCrashSafety(t *testing.T) {
 	const rounds = 12
 	for round := range rounds {
 		start := round * 100_000
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d", crashEnv, dir, start))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		// Kill after a random number of acknowledged operations, or a
 		// random delay, whichever comes first.
 		killAfter := 5 + rng.IntN(120)
-		timer := time.AfterFunc(time.Duration(200+rng.IntN(1500))*time.Millisecond, func() { cmd.Process.Kill() })
-		sc := bufio.NewScanner(out)
-		n := 0
-		for sc.Scan() {
-			op, arg, _ := strings.Cut(sc.Text(), " ")
+		delay := time.Duration(200+rng.IntN(1500)) * time.Millisecond
+		runKilled(t, fmt.Sprintf("%s=%s:%d", crashEnv, dir, start), killAfter, delay, func(line string) {
+			op, arg, _ := strings.Cut(line, " ")
 			i, _ := strconv.Atoi(arg)
 			switch op {
 			case "S":
@@ -164,19 +151,44 @@ func TestCrashSafety(t *testing.T) {
 			case "C":
 				checkpoints = append(checkpoints, arg)
 			}
-			if n++; n == killAfter {
-				cmd.Process.Kill()
-			}
-		}
-		timer.Stop()
-		err = cmd.Wait()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ProcessState.Sys() == nil || !strings.Contains(exit.Error(), "killed") {
-			t.Fatalf("round %d: writer ended with %v, not by SIGKILL; stderr: %s", round, err, stderr.String())
-		}
+		})
 		verifyCrashState(t, dir, synced, renamed, deleted, checkpoints)
 	}
 	t.Logf("%d rounds: %d files synced, %d renamed, %d deleted, %d checkpoints acknowledged", rounds, len(synced), len(renamed), len(deleted), len(checkpoints))
+}
+
+// runKilled runs this test binary as a writer (env selects it in
+// TestMain), passes each line it prints to onLine, and kills it with
+// SIGKILL after killAfter lines or delay, whichever comes first; the
+// writer must end by that kill.
+func runKilled(t *testing.T, env string, killAfter int, delay time.Duration, onLine func(string)) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(delay, func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(out)
+	n := 0
+	for sc.Scan() {
+		onLine(sc.Text())
+		if n++; n == killAfter {
+			cmd.Process.Kill()
+		}
+	}
+	timer.Stop()
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ProcessState.Sys() == nil || !strings.Contains(exit.Error(), "killed") {
+		t.Fatalf("writer ended with %v, not by SIGKILL; stderr: %s", err, stderr.String())
+	}
 }
 
 func verifyCrashState(t *testing.T, dir string, synced, renamed, deleted map[int]bool, checkpoints []string) {

@@ -135,28 +135,14 @@ func (w *Workspace) merge(ctx context.Context, from string, opts MergeOptions, o
 		theirsWS *meta.Workspace
 		base     string
 	)
-	err := s.meta.View(ctx, func(tx meta.Tx) error {
-		var (
-			cp  *meta.Checkpoint
-			err error
-		)
-		if theirsWS, cp, err = lookupState(tx, from); err != nil {
+	err := s.meta.View(ctx, func(tx meta.Tx) (err error) {
+		if opts.Base == "" {
+			theirsWS, base, err = sides(tx, w.id, from)
 			return err
 		}
-		if opts.Base != "" {
-			base = opts.Base
-			return nil
-		}
-		ours, err := tx.Workspace(w.id)
-		if err != nil {
-			return err
-		}
-		c, err := mergeBase(tx, ours, theirsWS, cp)
-		if err != nil {
-			return err
-		}
-		base = c.WorkspaceID + "@" + c.ID
-		return nil
+		base = opts.Base
+		theirsWS, _, err = lookupState(tx, from)
+		return err
 	})
 	if err != nil {
 		return res, err

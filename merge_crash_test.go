@@ -1,15 +1,12 @@
 package forkspace_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,35 +81,13 @@ func TestMergeAtomicUnderKill(t *testing.T) {
 	const rounds = 6
 	for round := range rounds {
 		start := round * 1000
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d", mergeCrashEnv, dir, start))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		killAfter := 1 + rng.IntN(6)
-		timer := time.AfterFunc(time.Duration(100+rng.IntN(1500))*time.Millisecond, func() { cmd.Process.Kill() })
-		sc := bufio.NewScanner(out)
-		n := 0
-		for sc.Scan() {
-			if i, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "M ")); err == nil {
+		delay := time.Duration(100+rng.IntN(1500)) * time.Millisecond
+		runKilled(t, fmt.Sprintf("%s=%s:%d", mergeCrashEnv, dir, start), killAfter, delay, func(line string) {
+			if i, err := strconv.Atoi(strings.TrimPrefix(line, "M ")); err == nil {
 				merged[i] = true
 			}
-			if n++; n == killAfter {
-				cmd.Process.Kill()
-			}
-		}
-		timer.Stop()
-		err = cmd.Wait()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || !strings.Contains(exit.Error(), "killed") {
-			t.Fatalf("round %d: writer ended with %v, not by SIGKILL; stderr: %s", round, err, stderr.String())
-		}
+		})
 		verifyMergeCrash(t, dir, start, merged)
 	}
 	t.Logf("%d rounds, %d merges acknowledged", rounds, len(merged))

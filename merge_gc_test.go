@@ -11,7 +11,6 @@ import (
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/meta"
-	"github.com/forkspace/forkspace/meta/sqlitemeta"
 )
 
 func collect(t *testing.T, st *forkspace.Store) gc.Counts {
@@ -132,19 +131,10 @@ func TestGCInterleavedWithMerges(t *testing.T) {
 // a guessed base.
 func TestMergeBaseOfOldFork(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	m, err := sqlitemeta.Open(ctx, dir+"/meta.db", sqlitemeta.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, Meta: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, m := openWithMeta(t)
 	p := mustCreate(t, st, "p")
 	c := mustFork(t, p, "old-fork")
-	err = m.Update(ctx, func(tx meta.Tx) error {
+	err := m.Update(ctx, func(tx meta.Tx) error {
 		cps, err := tx.Checkpoints(c.ID())
 		for _, cp := range cps {
 			if err == nil && cp.Kind == meta.CheckpointBase {

@@ -15,6 +15,22 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
+// openWithMeta opens a store on an SQLite database the test reads too.
+func openWithMeta(t *testing.T) (*forkspace.Store, meta.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	m, err := sqlitemeta.Open(context.Background(), dir+"/meta.db", sqlitemeta.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: dir, Meta: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, m
+}
+
 func mustFork(t *testing.T, w *forkspace.Workspace, name string) *forkspace.Workspace {
 	t.Helper()
 	f, err := w.Fork(context.Background(), name, forkspace.ForkOptions{})
@@ -165,16 +181,7 @@ func snapshot(t *testing.T, st *forkspace.Store, state string) *vfs.FS {
 
 func TestMergeConflicts(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	m, err := sqlitemeta.Open(ctx, dir+"/meta.db", sqlitemeta.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, Meta: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, m := openWithMeta(t)
 	p := mustCreate(t, st, "p")
 	write(t, p, "text", "a\nb\nc\n")
 	write(t, p, "bin", "\x00base")

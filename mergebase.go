@@ -22,26 +22,32 @@ var ErrNoMergeBase = fmt.Errorf("no merge base recorded: %w", fs.ErrNotExist)
 // uses as their common ancestor. See Workspace.Merge.
 func (s *Store) MergeBase(ctx context.Context, into, from string) (string, error) {
 	var base string
-	err := s.meta.View(ctx, func(tx meta.Tx) error {
-		ours, err := lookup(tx, into)
-		if err != nil {
-			return err
-		}
-		theirs, cp, err := lookupState(tx, from)
-		if err != nil {
-			return err
-		}
-		c, err := mergeBase(tx, ours, theirs, cp)
-		if err != nil {
-			return err
-		}
-		base = c.WorkspaceID + "@" + c.ID
-		return nil
+	err := s.meta.View(ctx, func(tx meta.Tx) (err error) {
+		_, base, err = sides(tx, into, from)
+		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("merge base of %s and %s: %w", into, from, err)
 	}
 	return base, nil
+}
+
+// sides looks up the state from and the merge base of workspace into and
+// from, as a state.
+func sides(tx meta.Tx, into, from string) (theirs *meta.Workspace, base string, err error) {
+	ours, err := lookup(tx, into)
+	if err != nil {
+		return nil, "", err
+	}
+	theirs, cp, err := lookupState(tx, from)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := mergeBase(tx, ours, theirs, cp)
+	if err != nil {
+		return theirs, "", err
+	}
+	return theirs, stateName(c.WorkspaceID, c.ID), nil
 }
 
 // lookupState finds the workspace and checkpoint (nil for the live head)
