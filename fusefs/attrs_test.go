@@ -132,3 +132,30 @@ func TestSetgidDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestMmapShared: bytes written through a shared writable mapping reach
+// the workspace once msync and close return; fsync of a directory
+// succeeds.
+func TestMmapShared(t *testing.T) {
+	ctx := context.Background()
+	w, dir := newMount(t)
+	p := filepath.Join(dir, "m")
+	ok(t, os.WriteFile(p, bytes.Repeat([]byte("."), 8192), 0o644))
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	ok(t, err)
+	m, err := unix.Mmap(int(f.Fd()), 0, 8192, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	ok(t, err)
+	copy(m[4096:], "mapped")
+	ok(t, unix.Msync(m, unix.MS_SYNC))
+	ok(t, unix.Munmap(m))
+	ok(t, f.Close())
+	data, err := w.ReadFile(ctx, "m")
+	ok(t, err)
+	if string(data[4096:4102]) != "mapped" || len(data) != 8192 {
+		t.Fatalf("after msync and close the library reads %q (%d bytes)", data[4096:4102], len(data))
+	}
+	d, err := os.Open(dir)
+	ok(t, err)
+	ok(t, d.Sync())
+	ok(t, d.Close())
+}

@@ -19,7 +19,7 @@
 // them; close(2) (FUSE flush) and fsync commit them durably, so when
 // close returns the data is on disk and visible to every other surface.
 // A file unlinked while open stays readable through its descriptor.
-// rename(2) supports RENAME_NOREPLACE; RENAME_EXCHANGE is EINVAL. mknod
+// renameat2(2) supports RENAME_NOREPLACE and RENAME_EXCHANGE. mknod
 // makes regular files only (no FIFOs, sockets or devices: ENOTSUP).
 // statfs shows the workspace's quota as the file system's size. Owners
 // are the workspace's; Options.UID/GID swap owner 0 with a host user.

@@ -87,7 +87,7 @@ func (m *model) step() {
 	data := []byte(strings.Repeat(rapid.SampledFrom([]string{"x", "yz", "\n"}).Draw(m.rt, "byte"), rapid.IntRange(0, 40).Draw(m.rt, "len")))
 	ref, ctx := m.ref.FS, m.ctx
 	var got, want error
-	switch op := rapid.SampledFrom([]string{"write", "writeat", "mkdir", "remove", "rename", "noreplace", "link", "symlink", "chmod", "truncate", "setxattr", "removexattr"}).Draw(m.rt, "op"); op {
+	switch op := rapid.SampledFrom([]string{"write", "writeat", "mkdir", "remove", "rename", "noreplace", "exchange", "link", "symlink", "chmod", "truncate", "setxattr", "removexattr"}).Draw(m.rt, "op"); op {
 	case "write":
 		got, want = os.WriteFile(host, data, 0o644), ref.WriteFile(ctx, p, data, 0o644)
 	case "writeat":
@@ -115,6 +115,8 @@ func (m *model) step() {
 		got, want = unix.Rename(host, hq), ref.Rename(ctx, p, q) // os.Rename refuses a directory target itself
 	case "noreplace":
 		got, want = unix.Renameat2(unix.AT_FDCWD, host, unix.AT_FDCWD, hq, unix.RENAME_NOREPLACE), ref.RenameNoReplace(ctx, p, q)
+	case "exchange":
+		got, want = unix.Renameat2(unix.AT_FDCWD, host, unix.AT_FDCWD, hq, unix.RENAME_EXCHANGE), ref.RenameExchange(ctx, p, q)
 	case "link":
 		got, want = os.Link(host, hq), ref.Link(ctx, p, q)
 	case "symlink":

@@ -554,15 +554,14 @@ func (n *node) remove(ctx context.Context, op, name string) syscall.Errno {
 	return 0
 }
 
-// Rename supports RENAME_NOREPLACE; RENAME_EXCHANGE and RENAME_WHITEOUT
-// are EINVAL (vfs has no atomic exchange). Between two workspaces of one
-// mount it is EXDEV.
+// Rename supports RENAME_NOREPLACE and RENAME_EXCHANGE; RENAME_WHITEOUT
+// is EINVAL. Between two workspaces of one mount it is EXDEV.
 func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
 	np := asNode(newParent)
 	if np == nil || np.w != n.w {
 		return syscall.EXDEV
 	}
-	if flags&^uint32(renameNoReplace) != 0 {
+	if flags&^uint32(renameNoReplace|renameExchange) != 0 || flags == renameNoReplace|renameExchange {
 		return syscall.EINVAL
 	}
 	_, p, e := np.atChild(ctx, newName, true)
@@ -574,9 +573,12 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 		return e
 	}
 	var err error
-	if flags&renameNoReplace != 0 {
+	switch flags {
+	case renameNoReplace:
 		err = n.w.fs.RenameNoReplace(ctx, old, p)
-	} else {
+	case renameExchange:
+		err = n.w.fs.RenameExchange(ctx, old, p)
+	default:
 		err = n.w.fs.Rename(ctx, old, p)
 	}
 	if err != nil {
@@ -585,8 +587,11 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	return 0
 }
 
-// renameNoReplace is RENAME_NOREPLACE of renameat2(2).
-const renameNoReplace = 1
+// renameat2(2) flags.
+const (
+	renameNoReplace = 1
+	renameExchange  = 2
+)
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	ctx = n.w.ctx(ctx)

@@ -48,3 +48,36 @@ func TestLchownLchtimes(t *testing.T) {
 		t.Fatalf("target changed: %+v", ta)
 	}
 }
+
+// TestRenameExchange swaps a file and a directory in different
+// directories (link counts, primary links, a secondary hard link) and
+// refuses missing entries and a directory into its own subtree,
+// changing nothing.
+func TestRenameExchange(t *testing.T) {
+	ctx := context.Background()
+	f := newFS(t)
+	must(t, f.MkdirAll(ctx, "x/sub", 0o755))
+	must(t, f.MkdirAll(ctx, "y", 0o755))
+	must(t, f.WriteFile(ctx, "y/file", []byte("f"), 0o644))
+	must(t, f.Link(ctx, "y/file", "hard"))
+	must(t, f.RenameExchange(ctx, "x/sub", "y/file"))
+	if fi, err := f.Lstat(ctx, "y/file"); err != nil || !fi.IsDir() {
+		t.Fatalf("y/file after exchange: %v, %v", fi, err)
+	}
+	if data, err := f.ReadFile(ctx, "x/sub"); err != nil || string(data) != "f" {
+		t.Fatalf("x/sub after exchange: %q, %v", data, err)
+	}
+	must(t, f.Check(ctx))
+	for name, want := range map[string]uint32{"x": 2, "y": 3} {
+		fi, err := f.Stat(ctx, name)
+		must(t, err)
+		if n := fi.Sys().(*vfs.Attr).Nlink; n != want {
+			t.Errorf("%s has %d links, want %d", name, n, want)
+		}
+	}
+	must(t, f.RenameExchange(ctx, "hard", "x/sub")) // two links of one inode
+	vfstest.Fails(t, f, fs.ErrNotExist, func() error { return f.RenameExchange(ctx, "x/sub", "nope") })
+	must(t, f.MkdirAll(ctx, "y/file/in", 0o755))
+	vfstest.Fails(t, f, fs.ErrInvalid, func() error { return f.RenameExchange(ctx, "y/file", "y/file/in") })
+	vfstest.Fails(t, f, fs.ErrInvalid, func() error { return f.RenameExchange(ctx, "y/file/in", "y/file") })
+}

@@ -137,19 +137,99 @@ func (t *txn) move(ctx context.Context, src node, parent uint64, name string) er
 	if err := t.touchDir(ctx, parent, dlink); err != nil {
 		return err
 	}
-	a, err := t.attr(ctx, src.ino)
+	return t.relink(ctx, src, parent, name)
+}
+
+// relink records that the link of inode n (n.parent/n.name) is now
+// parent/name: its primary link (always, for a directory) or a secondary
+// link record; its ctime is now.
+func (t *txn) relink(ctx context.Context, n node, parent uint64, name string) error {
+	a, err := t.attr(ctx, n.ino)
 	if err != nil {
 		return err
 	}
-	if a.parent == src.parent && a.name == src.name || src.typ == typeDir {
+	if a.parent == n.parent && a.name == n.name || n.typ == typeDir {
 		a.parent, a.name = parent, name
 	} else {
-		t.del(backlinkKey(src.ino, src.parent, src.name))
-		t.set(backlinkKey(src.ino, parent, name), backlinkValue)
+		t.del(backlinkKey(n.ino, n.parent, n.name))
+		t.set(backlinkKey(n.ino, parent, name), backlinkValue)
 	}
 	a.ctime = t.now
-	t.putAttr(src.ino, &a)
+	t.putAttr(n.ino, &a)
 	return nil
+}
+
+// RenameExchange swaps the entries oldname and newname atomically
+// (rename(2) with RENAME_EXCHANGE): both must exist (fs.ErrNotExist) and
+// may be of different types; a directory cannot go into its own subtree
+// and the root cannot move (fs.ErrInvalid). Symbolic links are swapped,
+// not followed; two links of one inode swap to no effect. Errors name
+// oldname.
+func (f *FS) RenameExchange(ctx context.Context, oldname, newname string) (err error) {
+	const op = "rename"
+	if err := f.checkTwo(ctx, op, oldname, newname); err != nil {
+		return err
+	}
+	if err := f.checkWrite(ctx, op, oldname); err != nil {
+		return err
+	}
+	if err := f.hydrate(ctx, op, newname); err != nil {
+		return err
+	}
+	defer f.changedOn(ctx, op, &err, newname)
+	return f.update(ctx, op, oldname, func(t *txn) error {
+		// Both parents resolve before either entry must exist, as in
+		// rename(2).
+		a, err := t.resolve(ctx, oldname, false)
+		if err != nil {
+			return err
+		}
+		b, err := t.resolve(ctx, newname, false)
+		if err != nil {
+			return err
+		}
+		if !a.exists() || !b.exists() {
+			return fs.ErrNotExist
+		}
+		if a.ino == rootIno || b.ino == rootIno {
+			return fmt.Errorf("%w: cannot rename the workspace root", fs.ErrInvalid)
+		}
+		if a.ino == b.ino {
+			return nil
+		}
+		for _, c := range [][2]node{{a, b}, {b, a}} {
+			if c[0].typ != typeDir {
+				continue
+			}
+			inside, err := t.within(ctx, c[1].parent, c[0].ino)
+			if err != nil {
+				return err
+			}
+			if inside {
+				return fmt.Errorf("%w: cannot move a directory into itself", fs.ErrInvalid)
+			}
+		}
+		t.set(inoKey(a.parent, kindDirent, a.name), encodeDirent(b.ino, b.typ))
+		t.set(inoKey(b.parent, kindDirent, b.name), encodeDirent(a.ino, a.typ))
+		// A directory's parent counts it as a link.
+		dlink := 0
+		if b.typ == typeDir {
+			dlink++
+		}
+		if a.typ == typeDir {
+			dlink--
+		}
+		if err := t.touchDir(ctx, a.parent, dlink); err != nil {
+			return err
+		}
+		if err := t.touchDir(ctx, b.parent, -dlink); err != nil {
+			return err
+		}
+		if err := t.relink(ctx, a, b.parent, b.name); err != nil {
+			return err
+		}
+		return t.relink(ctx, b, a.parent, a.name)
+	})
 }
 
 // within reports whether directory dir is ino or lies beneath it, walking
