@@ -99,7 +99,7 @@
 //   - forkspace root: a host uid of its own per run in flight, from
 //     HostUIDBase (HostUIDCount of them, gid the same number, supplementary
 //     group HostGID), never root. A run leases one (a flock per uid in
-//     os.TempDir()/forkspace-sandbox-uids): the uid that owns its work dir
+//     /run/forkspace-sandbox-uids): the uid that owns its work dir
 //     when no other run holds it, which is the usual case, else a free one,
 //     and then the work dir is chowned to it first. Every entry of the work
 //     dir belongs to that uid:gid on the host: materialization and seeding

@@ -29,8 +29,16 @@ const (
 func hostUIDs() bool { return os.Geteuid() == 0 }
 
 // leaseDir holds one lock file per host uid; a run holds the flock of its
-// uid's file while it runs, so two runs in flight never share a uid.
-func leaseDir() string { return filepath.Join(os.TempDir(), "forkspace-sandbox-uids") }
+// uid's file while it runs, so two runs in flight never share a uid. It is
+// in /run, the same for every process whatever its TMPDIR (os.TempDir()
+// on a host without /run).
+func leaseDir() string {
+	base := "/run"
+	if fi, err := os.Stat(base); err != nil || !fi.IsDir() {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "forkspace-sandbox-uids")
+}
 
 // uidLease is a host uid held for one run.
 type uidLease struct {
