@@ -12,6 +12,7 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -113,19 +114,49 @@ func (w *ws) fill(fi fs.FileInfo, out *fuse.Attr) {
 	out.Nlink = a.Nlink
 	out.Uid = owner(a.Uid, w.opts.UID)
 	out.Gid = owner(a.Gid, w.opts.GID)
+	out.Rdev = kernelDev(a.Rdev)
 	out.SetTimes(&a.Atime, &a.Mtime, &a.Ctime)
+}
+
+// unixTypes pairs Unix file type bits with fs.FileMode type bits.
+var unixTypes = []struct {
+	unix uint32
+	mode fs.FileMode
+}{
+	{syscall.S_IFDIR, fs.ModeDir}, {syscall.S_IFLNK, fs.ModeSymlink}, {syscall.S_IFIFO, fs.ModeNamedPipe},
+	{syscall.S_IFSOCK, fs.ModeSocket}, {syscall.S_IFCHR, fs.ModeDevice | fs.ModeCharDevice}, {syscall.S_IFBLK, fs.ModeDevice},
 }
 
 // unixMode converts an fs.FileMode to Unix type and permission bits.
 func unixMode(m fs.FileMode) uint32 {
-	t := uint32(syscall.S_IFREG)
-	switch {
-	case m&fs.ModeDir != 0:
-		t = syscall.S_IFDIR
-	case m&fs.ModeSymlink != 0:
-		t = syscall.S_IFLNK
+	for _, t := range unixTypes {
+		if m.Type() == t.mode {
+			return t.unix | vfs.UnixMode(m)
+		}
 	}
-	return t | vfs.UnixMode(m)
+	return syscall.S_IFREG | vfs.UnixMode(m)
+}
+
+// typeMode is the fs.FileMode type of Unix mode bits (0: a regular file
+// or an unknown type).
+func typeMode(mode uint32) fs.FileMode {
+	for _, t := range unixTypes {
+		if mode&syscall.S_IFMT == t.unix {
+			return t.mode
+		}
+	}
+	return 0
+}
+
+// kernelDev and vfsDev convert between the 32-bit device numbers FUSE
+// carries (the kernel's new_encode_dev) and vfs.Attr.Rdev (unix.Mkdev's).
+func kernelDev(rdev uint64) uint32 {
+	major, minor := unix.Major(rdev), unix.Minor(rdev)
+	return minor&0xff | major<<8 | (minor&^0xff)<<12
+}
+
+func vfsDev(dev uint32) uint64 {
+	return unix.Mkdev(dev&0xfff00>>8, dev&0xff|dev>>12&0xfff00)
 }
 
 // fileMode converts Unix permission bits (setuid, setgid, sticky
@@ -481,21 +512,21 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	return n.created(ctx, p, out)
 }
 
-// Mknod creates regular files; the workspace has no FIFOs, sockets or
-// devices (ENOTSUP).
+// Mknod creates FIFOs, sockets, devices and regular files (vfs.Mknod);
+// the kernel implements what opening a special file does.
 func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, syscall.ENOTSUP
+	typ := typeMode(mode)
+	if typ == 0 && mode&syscall.S_IFMT != syscall.S_IFREG && mode&syscall.S_IFMT != 0 {
+		return nil, syscall.EINVAL
+	}
+	if typ&(fs.ModeDir|fs.ModeSymlink) != 0 {
+		return nil, syscall.EINVAL // mkdir and symlink make those
 	}
 	ctx, p, e := n.atChild(ctx, name, true)
 	if e != 0 {
 		return nil, e
 	}
-	f, err := n.w.fs.OpenFile(ctx, p, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_EXCL, fileMode(mode))
-	if err == nil {
-		err = f.Close()
-	}
-	if err != nil {
+	if err := n.w.fs.Mknod(ctx, p, typ|fileMode(mode), vfsDev(dev)); err != nil {
 		return nil, n.w.errno("mknod", err)
 	}
 	return n.created(ctx, p, out)

@@ -89,6 +89,14 @@ func typeName(m fs.FileMode) string {
 		return "symlink"
 	case m.IsRegular():
 		return "file"
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
 	}
 	return "other"
 }

@@ -62,13 +62,16 @@ func lsTool(ctx context.Context, c *call, in lsIn) (string, error) {
 }
 
 // entryLine describes a directory entry: "name/" for directories, "name
-// (N bytes)" for files, "name@" for symlinks.
+// (N bytes)" for files, "name@" for symlinks, "name (fifo)" and the like
+// for special files.
 func entryLine(e fs.DirEntry) string {
 	switch t := e.Type(); {
 	case t.IsDir():
 		return e.Name() + "/"
 	case t&fs.ModeSymlink != 0:
 		return e.Name() + "@ (symlink)"
+	case !t.IsRegular():
+		return e.Name() + " (" + typeName(t) + ")"
 	}
 	if fi, err := e.Info(); err == nil {
 		return fmt.Sprintf("%s (%d bytes)", e.Name(), fi.Size())

@@ -23,7 +23,8 @@
 // (the Info-ZIP Unix mode convention), no owners or extended attributes,
 // and a hard-linked file is exported once per name. A zip entry's CRC is
 // verified to its end; a mismatch refuses the import.
-// Devices, FIFOs and sockets have no workspace form, and sparse tar
+// Devices, FIFOs and sockets are not carried (a workspace holds them, but
+// neither direction copies them yet), and sparse tar
 // entries are refused (their declared size is not bounded by the
 // archive's): Options.Skip decides.
 //

@@ -53,7 +53,7 @@ func ImportTar(ctx context.Context, dst *vfs.FS, dstPath string, r io.Reader, op
 // symbolic link found in dstDir. Owners are set only when running as root.
 func ExportDir(ctx context.Context, src *vfs.FS, srcPath, dstDir string, opts Options) error {
 	const op = "export"
-	s, err := newWSSource(src, srcPath)
+	s, err := newWSSource(src, srcPath, opts.Skip)
 	if err != nil {
 		return errorAt(op, srcPath, err)
 	}
@@ -70,7 +70,7 @@ func ExportDir(ctx context.Context, src *vfs.FS, srcPath, dstDir string, opts Op
 // stream is complete only when ExportTar returns nil. w is not closed.
 func ExportTar(ctx context.Context, src *vfs.FS, srcPath string, w io.Writer, opts Options) error {
 	const op = "export"
-	s, err := newWSSource(src, srcPath)
+	s, err := newWSSource(src, srcPath, opts.Skip)
 	if err != nil {
 		return errorAt(op, srcPath, err)
 	}

@@ -14,6 +14,7 @@ import (
 type wsSource struct {
 	fs   *vfs.FS
 	root string // a vfs path
+	skip func(string, error) error
 	// copyLinks emits every name of a hard-linked file as a file of its
 	// own, for sinks that cannot link entries (zip).
 	copyLinks bool
@@ -24,12 +25,12 @@ var (
 	_ visitor = (*wsSource)(nil)
 )
 
-func newWSSource(src *vfs.FS, srcPath string) (*wsSource, error) {
+func newWSSource(src *vfs.FS, srcPath string, skip func(string, error) error) (*wsSource, error) {
 	root, err := vfs.CleanPath(srcPath)
 	if err != nil {
 		return nil, err
 	}
-	return &wsSource{fs: src, root: root}, nil
+	return &wsSource{fs: src, root: root, skip: skip}, nil
 }
 
 func (s *wsSource) join(dir, name string) string {
@@ -96,6 +97,9 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 
 // emit passes one entry (a directory without its contents) to fn.
 func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, seen map[uint64]string, bodies bool, fn func(*entry, io.Reader) error) error {
+	if fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice) != 0 {
+		return unsupported(s.skip, name, typeName(fi.Mode()))
+	}
 	e := s.entry(name, fi)
 	if a, ok := fi.Sys().(*vfs.Attr); ok && !fi.IsDir() && a.Nlink > 1 && !s.copyLinks {
 		if first, ok := seen[a.Ino]; ok {

@@ -41,7 +41,7 @@ func ImportZip(ctx context.Context, dst *vfs.FS, dstPath string, r io.ReaderAt, 
 // extended attributes are not kept, and times keep whole seconds.
 func ExportZip(ctx context.Context, src *vfs.FS, srcPath string, w io.Writer, opts Options) error {
 	const op = "export"
-	s, err := newWSSource(src, srcPath)
+	s, err := newWSSource(src, srcPath, opts.Skip)
 	if err != nil {
 		return errorAt(op, srcPath, err)
 	}

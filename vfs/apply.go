@@ -17,7 +17,7 @@ import (
 // modification times and extended attributes (inode numbers and other
 // times are dst's own). Added and Modified steps read what they write from
 // src at their path. The steps apply one by one, in order, through dst's
-// ordinary operations (Remove, Rename, Mkdir, Link, Symlink, OpenFile,
+// ordinary operations (Remove, Rename, Mkdir, Link, Symlink, Mknod, OpenFile,
 // Chmod, Chown, Chtimes, Setxattr, Removexattr), so each is durable when
 // it returns. The first failure stops ApplyDiff with an error naming the
 // step, and the steps before it stay applied. A step of unknown Op is
@@ -61,8 +61,9 @@ func create(ctx context.Context, dst, src *FS, c Change) error {
 }
 
 // CopyEntry creates dstPath in dst (it must not exist; its directory
-// must) as a copy of the file, directory (alone, not its entries) or
-// symbolic link srcPath of src: contents or target, mode, owner, extended
+// must) as a copy of the file, directory (alone, not its entries),
+// symbolic link or special file srcPath of src: contents, target or
+// device number, mode, owner, extended
 // attributes and (files) modification time. Merges and cherry-picks use
 // it between states with different paths.
 func CopyEntry(ctx context.Context, dst *FS, dstPath string, src *FS, srcPath string) error {
@@ -81,6 +82,10 @@ func CopyEntry(ctx context.Context, dst *FS, dstPath string, src *FS, srcPath st
 			return err
 		}
 		return dst.Symlink(ctx, target, dstPath)
+	case fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice) != 0:
+		if err := dst.Mknod(ctx, dstPath, fi.Mode(), fi.Sys().(*Attr).Rdev); err != nil {
+			return err
+		}
 	default:
 		if err := copyContents(ctx, dst, dstPath, src, srcPath, O_WRONLY|O_CREATE|O_EXCL); err != nil {
 			return err
@@ -94,13 +99,22 @@ func update(ctx context.Context, dst, src *FS, p string) error {
 	return UpdateEntry(ctx, dst, p, src, p)
 }
 
-// UpdateEntry brings the existing file or directory dstPath of dst up to
-// srcPath of src: a file's contents, and the mode, owner, extended
-// attributes and (files) modification time.
+// UpdateEntry brings the existing entry dstPath of dst up to srcPath of
+// src: a file's contents, and the mode, owner, extended attributes and
+// (files) modification time. A device whose number differs is replaced
+// (no call renumbers one).
 func UpdateEntry(ctx context.Context, dst *FS, dstPath string, src *FS, srcPath string) error {
 	fi, err := src.Lstat(ctx, srcPath)
 	if err != nil {
 		return err
+	}
+	if rdev := fi.Sys().(*Attr).Rdev; fi.Mode()&fs.ModeDevice != 0 {
+		if have, err := dst.Lstat(ctx, dstPath); err != nil || have.Sys().(*Attr).Rdev != rdev {
+			if err := dst.Remove(ctx, dstPath); err != nil {
+				return err
+			}
+			return CopyEntry(ctx, dst, dstPath, src, srcPath)
+		}
 	}
 	if fi.Mode().IsRegular() {
 		if err := copyContents(ctx, dst, dstPath, src, srcPath, O_WRONLY|O_TRUNC); err != nil {

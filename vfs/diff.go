@@ -64,7 +64,8 @@ type Change struct {
 	Path string `json:"path"`
 	// OldPath is the entry a Renamed step moves.
 	OldPath string `json:"old_path,omitempty"`
-	// Type is "file", "dir" or "symlink" (the new type; the old one for
+	// Type is "file", "dir", "symlink", "fifo", "socket", "chardev" or
+	// "blockdev" (the new type; the old one for
 	// Deleted).
 	Type    string `json:"type"`
 	Size    int64  `json:"size"`
@@ -271,7 +272,7 @@ func (d *differ) size(ctx context.Context, s *side, ino uint64) int64 {
 	if err != nil || a.typ == typeDir {
 		return 0
 	}
-	return a.size
+	return a.statSize()
 }
 
 // modified reports whether ino, present in both states under the same

@@ -1,6 +1,7 @@
 // Package vfs is the filesystem of one workspace state over the versioned
-// key space: inodes, directory entries, symbolic and hard links, extended
-// attributes, file handles, quotas, folding and diff.
+// key space: inodes, directory entries, symbolic and hard links, special
+// files (FIFOs, sockets, devices: Mknod), extended attributes, file
+// handles, quotas, folding and diff.
 //
 // # States
 //

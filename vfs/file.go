@@ -175,6 +175,9 @@ func (h *File) load(ctx context.Context, t *txn, ino uint64) error {
 	if err != nil {
 		return err
 	}
+	if a.typ.special() {
+		return errSpecial(a.typ)
+	}
 	m, err := t.manifest(ctx, ino)
 	if err != nil {
 		return err

@@ -62,10 +62,20 @@ func (f *FS) readAll(ctx context.Context, m content.Manifest) ([]byte, error) {
 // regular file: fs.ErrNotExist or errdefs.ErrIsDir.
 func (t *txn) lookupFile(ctx context.Context, name string) (node, error) {
 	n, err := t.lookup(ctx, name, true)
-	if err == nil && n.typ == typeDir {
+	switch {
+	case err != nil:
+	case n.typ == typeDir:
 		err = errdefs.ErrIsDir
+	case n.typ.special():
+		err = errSpecial(n.typ)
 	}
 	return n, err
+}
+
+// errSpecial is the error of reading or writing the contents of a special
+// file, which has none here.
+func errSpecial(t fileType) error {
+	return fmt.Errorf("%w: a %s has no contents in a workspace", errors.ErrUnsupported, t)
 }
 
 // WriteFile replaces the contents of file name with data, creating it with
@@ -255,6 +265,9 @@ func (t *txn) openCreate(ctx context.Context, name string, perm uint32, excl boo
 	}
 	if n.typ == typeDir {
 		return 0, attr{}, errdefs.ErrIsDir
+	}
+	if n.typ.special() {
+		return 0, attr{}, errSpecial(n.typ)
 	}
 	a, err := t.attr(ctx, n.ino)
 	return n.ino, a, err

@@ -16,28 +16,60 @@ const (
 	typeFile    fileType = 1
 	typeDir     fileType = 2
 	typeSymlink fileType = 3
+	// Special files (Mknod): no contents; a device's number is kept in
+	// the attribute record's size field (its size is 0).
+	typeFIFO     fileType = 4
+	typeSocket   fileType = 5
+	typeCharDev  fileType = 6
+	typeBlockDev fileType = 7
 )
 
-func (t fileType) valid() bool { return t >= typeFile && t <= typeSymlink }
+func (t fileType) valid() bool { return t >= typeFile && t <= typeBlockDev }
+
+// special reports a FIFO, socket or device node.
+func (t fileType) special() bool { return t >= typeFIFO }
+
+// device reports a character or block device node.
+func (t fileType) device() bool { return t == typeCharDev || t == typeBlockDev }
+
+// typeModes are the fs.FileMode type bits of each type.
+var typeModes = [...]fs.FileMode{
+	typeDir: fs.ModeDir, typeSymlink: fs.ModeSymlink, typeFIFO: fs.ModeNamedPipe,
+	typeSocket: fs.ModeSocket, typeCharDev: fs.ModeDevice | fs.ModeCharDevice, typeBlockDev: fs.ModeDevice,
+}
 
 // mode returns the fs.FileMode type bits of t.
 func (t fileType) mode() fs.FileMode {
-	switch t {
-	case typeDir:
-		return fs.ModeDir
-	case typeSymlink:
-		return fs.ModeSymlink
+	if int(t) < len(typeModes) {
+		return typeModes[t]
 	}
 	return 0
 }
 
+// typeOfMode is the type whose mode bits m has (regular files: none).
+func typeOfMode(m fs.FileMode) (fileType, bool) {
+	tm := m & fs.ModeType
+	if tm == 0 {
+		return typeFile, true
+	}
+	for t, bits := range typeModes {
+		if bits != 0 && bits == tm {
+			return fileType(t), true
+		}
+	}
+	return 0, false
+}
+
+// typeNames are the names Change.Type uses.
+var typeNames = [...]string{
+	typeFile: "file", typeDir: "dir", typeSymlink: "symlink", typeFIFO: "fifo",
+	typeSocket: "socket", typeCharDev: "chardev", typeBlockDev: "blockdev",
+}
+
 // String names the type as Change.Type does.
 func (t fileType) String() string {
-	switch t {
-	case typeDir:
-		return "dir"
-	case typeSymlink:
-		return "symlink"
+	if t.valid() {
+		return typeNames[t]
 	}
 	return "file"
 }
@@ -173,9 +205,28 @@ type Attr struct {
 	Gid   uint32
 	Nlink uint32
 	Size  int64
+	// Rdev is a device node's device number (Linux encoding, as
+	// unix.Mkdev makes it); 0 for every other type.
+	Rdev  uint64
 	Atime time.Time
 	Mtime time.Time
 	Ctime time.Time
+}
+
+// statSize is the size stat reports: a device keeps its number in size.
+func (a *attr) statSize() int64 {
+	if a.typ.device() {
+		return 0
+	}
+	return a.size
+}
+
+// rdev is a device node's number (0 for other types).
+func (a *attr) rdev() uint64 {
+	if a.typ.device() {
+		return uint64(a.size)
+	}
+	return 0
 }
 
 // fileInfo implements fs.FileInfo over an inode.
@@ -188,7 +239,7 @@ type fileInfo struct {
 var _ fs.FileInfo = (*fileInfo)(nil)
 
 func (fi *fileInfo) Name() string       { return fi.name }
-func (fi *fileInfo) Size() int64        { return fi.a.size }
+func (fi *fileInfo) Size() int64        { return fi.a.statSize() }
 func (fi *fileInfo) Mode() fs.FileMode  { return fi.a.fileMode() }
 func (fi *fileInfo) ModTime() time.Time { return time.Unix(0, fi.a.mtime) }
 func (fi *fileInfo) IsDir() bool        { return fi.a.typ == typeDir }
@@ -198,7 +249,7 @@ func (fi *fileInfo) String() string     { return fs.FormatFileInfo(fi) }
 func (fi *fileInfo) Sys() any {
 	return &Attr{
 		Ino: fi.ino, Mode: fi.a.fileMode(), Uid: fi.a.uid, Gid: fi.a.gid, Nlink: fi.a.nlink,
-		Size: fi.a.size, Atime: time.Unix(0, fi.a.atime), Mtime: time.Unix(0, fi.a.mtime),
+		Size: fi.a.statSize(), Rdev: fi.a.rdev(), Atime: time.Unix(0, fi.a.atime), Mtime: time.Unix(0, fi.a.mtime),
 		Ctime: time.Unix(0, fi.a.ctime),
 	}
 }

@@ -40,6 +40,48 @@ func (f *FS) Symlink(ctx context.Context, target, newname string) error {
 	})
 }
 
+// Mknod creates a special file at name: a FIFO (mode has
+// fs.ModeNamedPipe), a socket (fs.ModeSocket), a character device
+// (fs.ModeDevice|fs.ModeCharDevice) or a block device (fs.ModeDevice),
+// with dev as a device's number; mode without type bits creates an empty
+// regular file, as mknod(2) does. Special files are names and attributes
+// only: they fork, checkpoint, diff and link like files, and opening one
+// through the FS is errors.ErrUnsupported (a kernel that mounts the
+// workspace implements them itself). An existing name is fs.ErrExist;
+// other type bits are fs.ErrInvalid.
+func (f *FS) Mknod(ctx context.Context, name string, mode fs.FileMode, dev uint64) error {
+	const op = "mknod"
+	if err := validPath(op, name); err != nil {
+		return err
+	}
+	typ, ok := typeOfMode(mode)
+	if !ok || typ == typeDir || typ == typeSymlink {
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: mknod makes FIFOs, sockets, devices and regular files, not %v", fs.ErrInvalid, mode.Type())}
+	}
+	if !typ.device() {
+		dev = 0
+	}
+	if dev > 1<<63-1 {
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: device number out of range", fs.ErrInvalid)}
+	}
+	return f.update(ctx, op, name, func(t *txn) error {
+		n, err := t.resolve(ctx, name, false)
+		if err != nil {
+			return err
+		}
+		if n.exists() {
+			return fs.ErrExist
+		}
+		ino, a, err := t.create(ctx, n.parent, n.name, typ, UnixMode(mode))
+		if err != nil || dev == 0 {
+			return err
+		}
+		a.size = int64(dev)
+		t.putAttr(ino, &a)
+		return nil
+	})
+}
+
 // Readlink returns the target of symbolic link name. A name that is not a
 // symbolic link is fs.ErrInvalid.
 func (f *FS) Readlink(ctx context.Context, name string) (string, error) {

@@ -63,7 +63,7 @@ func (m *model) mutate() {
 	p, q := m.path("path"), m.path("to")
 	data := []byte(strings.Repeat("x\n", rapid.IntRange(0, 5).Draw(m.rt, "lines")))
 	var err error
-	switch rapid.SampledFrom([]string{"mkdirall", "write", "truncate", "remove", "removeall", "rename", "symlink", "link", "chmod", "chown", "setxattr"}).Draw(m.rt, "op") {
+	switch rapid.SampledFrom([]string{"mkdirall", "write", "truncate", "remove", "removeall", "rename", "symlink", "link", "chmod", "chown", "setxattr", "mknod"}).Draw(m.rt, "op") {
 	case "mkdirall":
 		err = m.f.MkdirAll(ctx, p, 0o755)
 	case "write":
@@ -86,6 +86,9 @@ func (m *model) mutate() {
 		err = m.f.Chown(ctx, p, 1000, 1000)
 	case "setxattr":
 		err = m.f.Setxattr(ctx, p, "user.k", data)
+	case "mknod":
+		mode := rapid.SampledFrom([]fs.FileMode{fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice | fs.ModeCharDevice, fs.ModeDevice}).Draw(m.rt, "type")
+		err = m.f.Mknod(ctx, p, mode|0o640, uint64(rapid.IntRange(0, 3).Draw(m.rt, "dev"))<<8)
 	}
 	var pe *fs.PathError
 	if err != nil && !errors.As(err, &pe) {

@@ -52,6 +52,9 @@ func State(t Fataler, f *vfs.FS) map[string]string {
 			}
 			s += fmt.Sprintf(" %q mtime=%d", data, a.Mtime.UnixNano())
 			links[a.Ino] = append(links[a.Ino], p)
+		case !fi.IsDir(): // a FIFO, socket or device
+			s += fmt.Sprintf(" rdev=%d", a.Rdev)
+			links[a.Ino] = append(links[a.Ino], p)
 		}
 		out[p] = s + xattrs(t, f, p)
 		if !fi.IsDir() {
