@@ -242,7 +242,7 @@ func (c *Client) Open(ctx context.Context, state, p string, r ReadRequest) (*Dow
 		return nil, err
 	}
 	d := &Download{ReadCloser: resp.Body, Length: resp.ContentLength, Ranged: resp.StatusCode == http.StatusPartialContent}
-	d.Entry = Entry{Path: p, Type: "file", ETag: resp.Header.Get("ETag"), Size: resp.ContentLength}
+	d.Entry = Entry{Path: p, Type: "file", ETag: resp.Header.Get("ETag"), Size: resp.ContentLength, Mode: resp.Header.Get(ModeHeader)}
 	if d.Ranged {
 		var end int64
 		if _, err := fmt.Sscanf(resp.Header.Get("Content-Range"), "bytes %d-%d/%d", &d.Offset, &end, &d.Entry.Size); err != nil {

@@ -2,6 +2,31 @@
 // (workspaces, checkpoints, diffs, files, exec, mounts, the audit log, gc
 // and fsck), its OpenAPI document, and Client, a Go client of that API.
 //
+// # One interface, three sides
+//
+// API is the whole API as Go calls. Local implements it over an open
+// *forkspace.Store (validation, audit records, paging), Client over HTTP,
+// and Server adapts HTTP requests to any API. The command line is written
+// once against API, so it works the same on a store it opens and through
+// a running server. The route table (routes.go) registers the handlers
+// and generates the OpenAPI 3.1 document, so the two cannot drift.
+//
+// # Files
+//
+// Downloads carry a strong ETag (inode, size, modification and change
+// times), honour one Range, If-Range and If-None-Match, and never mix two
+// versions of a file (a file replaced mid-download cuts the response).
+// Uploads stream to the store and commit at the end in one transaction
+// (vfs.WriteFileFromIf): a cut-off upload, a quota refusal or a failed
+// If-Match / If-None-Match: * (checked at commit, under the workspace's
+// write lock) changes nothing.
+//
+// # Slow clients
+//
+// HTTPServer bounds headers; Server bounds each read of a request body
+// and each write of a response by Options.BodyIdle rather than whole
+// transfers, so a stalled client holds only its own connection.
+//
 // # Safety of every route
 //
 // Guard wraps everything a server serves (the REST API, MCP, health

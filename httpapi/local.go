@@ -52,6 +52,8 @@ type LocalOptions struct {
 	Skip func(err error)
 	// Progress hears of an import's or export's progress.
 	Progress func(transfer.Progress)
+	// GCProgress hears of a collection's phases.
+	GCProgress func(phase string, done, total int64)
 }
 
 // Local is the API over an open store, in this process.
@@ -747,7 +749,7 @@ func (l *Local) GC(ctx context.Context, r GCRequest) (GCResult, error) {
 	var rep forkspace.GCReport
 	run := func(ctx context.Context) ([]string, error) {
 		var err error
-		rep, err = l.st.GC(ctx, forkspace.GCOptions{Grace: g, DryRun: r.DryRun})
+		rep, err = l.st.GC(ctx, forkspace.GCOptions{Grace: g, DryRun: r.DryRun, Progress: l.opts.GCProgress})
 		if err == nil && !r.DryRun {
 			// exec's host copies of workspaces nobody ran a command in
 			// for sandbox.DefaultIdle.

@@ -23,6 +23,8 @@ const (
 	// log (unauthenticated claims until tokens exist).
 	ActorHeader   = "X-Forkspace-Actor"
 	SessionHeader = "X-Forkspace-Session"
+	// ModeHeader carries a download's permission bits (octal).
+	ModeHeader = "X-Forkspace-Mode"
 	// Trailers of an export: what it wrote.
 	EntriesTrailer = "X-Forkspace-Entries"
 	BytesTrailer   = "X-Forkspace-Bytes"
@@ -452,10 +454,18 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer d.Close()
+	// The first read comes before the headers, so a file that cannot be
+	// read (damaged, say) is an error response, not a cut stream.
+	buf := make([]byte, 256<<10)
+	n, err := io.ReadFull(d, buf[:min(int64(len(buf)), d.Length)])
+	if err != nil {
+		return err
+	}
 	h := w.Header()
 	h.Set("ETag", d.Entry.ETag)
 	h.Set("Last-Modified", d.Entry.Mtime.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
+	h.Set(ModeHeader, d.Entry.Mode)
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.FormatInt(d.Length, 10))
@@ -468,7 +478,10 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) error {
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	_, err = io.CopyBuffer(w, d, make([]byte, 256<<10))
+	if _, err := w.Write(buf[:n]); err != nil {
+		return err
+	}
+	_, err = io.CopyBuffer(w, d, buf)
 	return err
 }
 

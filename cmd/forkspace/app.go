@@ -14,6 +14,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/sandbox"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -32,6 +33,15 @@ type app struct {
 	// execOpts are the sandbox options agent built (serve's REST exec
 	// uses them too).
 	execOpts sandbox.Options
+
+	// server is --server ($FORKSPACE_SERVER); backend is what commands
+	// act through (client.go), remote when it is a server.
+	server  string
+	backend httpapi.API
+	remote  bool
+	shell   func(context.Context, *forkspace.Workspace) (httpapi.Shell, error)
+	// gcProgress draws gc's phases (local store only).
+	gcProgress func(phase string, done, total int64)
 }
 
 // open opens the store; unless create is set, a directory without a store
@@ -108,7 +118,8 @@ func (a *app) viewOf(ctx context.Context, state string) (*vfs.FS, error) {
 	return w.FS, nil
 }
 
-// live returns the workspace -w names, which must be a live head.
+// live returns the workspace -w names, which must be a live head, on the
+// store itself (for the commands the API does not cover yet).
 func (a *app) live(ctx context.Context, op string) (*forkspace.Workspace, error) {
 	ws, cp, err := a.target()
 	if err != nil {

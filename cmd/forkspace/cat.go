@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/forkspace/forkspace/vfs"
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 func catCmd(a *app) *cobra.Command {
@@ -20,12 +20,12 @@ func catCmd(a *app) *cobra.Command {
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			f, err := a.view(ctx)
+			ws, err := a.files(ctx)
 			if err != nil {
 				return err
 			}
 			for _, arg := range argv {
-				if err := copyOut(ctx, f, arg, a.stdout); err != nil {
+				if _, err := a.copyOut(ctx, ws, arg, a.stdout); err != nil {
 					return err
 				}
 			}
@@ -34,18 +34,15 @@ func catCmd(a *app) *cobra.Command {
 	}
 }
 
-// copyOut streams workspace file arg to w.
-func copyOut(ctx context.Context, f *vfs.FS, arg string, w io.Writer) error {
-	p, err := vfs.CleanPath(arg)
+// copyOut streams workspace file arg of state ws to w and returns its
+// entry.
+func (a *app) copyOut(ctx context.Context, ws, arg string, w io.Writer) (httpapi.Entry, error) {
+	d, err := a.backend.Open(ctx, ws, arg, httpapi.ReadRequest{Length: -1})
 	if err != nil {
-		return err
+		return httpapi.Entry{}, err
 	}
-	h, err := f.Open(ctx, p)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(w, h)
-	return errors.Join(err, h.Close())
+	_, err = io.Copy(w, d)
+	return d.Entry, errors.Join(err, d.Close())
 }
 
 func getCmd(a *app) *cobra.Command {
@@ -55,7 +52,7 @@ func getCmd(a *app) *cobra.Command {
 		Args:  args(cobra.RangeArgs(1, 2)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			f, err := a.view(ctx)
+			ws, err := a.files(ctx)
 			if err != nil {
 				return err
 			}
@@ -64,27 +61,20 @@ func getCmd(a *app) *cobra.Command {
 				local = argv[1]
 			}
 			if local == "-" {
-				return copyOut(ctx, f, argv[0], a.stdout)
+				_, err := a.copyOut(ctx, ws, argv[0], a.stdout)
+				return err
 			}
 			if fi, err := os.Stat(local); err == nil && fi.IsDir() {
 				local = filepath.Join(local, path.Base(argv[0]))
 			}
-			return getFile(ctx, f, argv[0], local)
+			return a.getFile(ctx, ws, argv[0], local)
 		},
 	}
 }
 
 // getFile writes workspace file arg to local atomically (a temporary file
 // renamed into place), with the file's permission bits.
-func getFile(ctx context.Context, f *vfs.FS, arg, local string) (err error) {
-	p, err := vfs.CleanPath(arg)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat(ctx, p)
-	if err != nil {
-		return err
-	}
+func (a *app) getFile(ctx context.Context, ws, arg, local string) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(local), ".forkspace-get-*")
 	if err != nil {
 		return err
@@ -94,10 +84,11 @@ func getFile(ctx context.Context, f *vfs.FS, arg, local string) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := copyOut(ctx, f, p, tmp); err != nil {
+	e, err := a.copyOut(ctx, ws, arg, tmp)
+	if err != nil {
 		return errors.Join(err, tmp.Close())
 	}
-	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+	if err := tmp.Chmod(e.FileMode().Perm()); err != nil {
 		return errors.Join(err, tmp.Close())
 	}
 	if err := tmp.Close(); err != nil {

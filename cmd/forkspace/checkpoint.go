@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 func checkpointCmd(a *app) *cobra.Command {
@@ -12,7 +14,7 @@ func checkpointCmd(a *app) *cobra.Command {
 		Short: "Record the workspace's current state (constant time)",
 		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			w, err := a.live(c.Context(), "checkpoint")
+			ws, err := a.files(c.Context())
 			if err != nil {
 				return err
 			}
@@ -20,7 +22,7 @@ func checkpointCmd(a *app) *cobra.Command {
 			if len(argv) == 1 {
 				label = argv[0]
 			}
-			cp, err := w.Checkpoint(c.Context(), label)
+			cp, err := a.backend.Checkpoint(c.Context(), ws, label)
 			if err != nil {
 				return err
 			}
@@ -39,19 +41,11 @@ func checkpointsCmd(a *app) *cobra.Command {
 		Short: "List the workspace's checkpoints, oldest first",
 		Args:  args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			ws, _, err := a.target()
+			ws, err := a.files(c.Context())
 			if err != nil {
 				return err
 			}
-			st, err := a.open(c.Context(), false)
-			if err != nil {
-				return err
-			}
-			w, err := st.Workspace(c.Context(), ws)
-			if err != nil {
-				return err
-			}
-			cps, err := w.Checkpoints(c.Context())
+			cps, err := a.backend.Checkpoints(c.Context(), ws)
 			if err != nil {
 				return err
 			}
@@ -75,21 +69,26 @@ func restoreCmd(a *app) *cobra.Command {
 		Short: "Point the workspace back at a checkpoint (ID or label), discarding later changes",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			w, err := a.live(c.Context(), "restore")
-			if err != nil {
-				return err
-			}
 			if len(paths) > 0 {
+				// Not in the API yet: on the store itself only.
+				w, err := a.live(c.Context(), "restore")
+				if err != nil {
+					return err
+				}
 				r, err := w.RestorePaths(c.Context(), argv[0], paths)
 				return a.printMerge("restored", r, err)
 			}
-			if err := w.Restore(c.Context(), argv[0]); err != nil {
+			ws, err := a.files(c.Context())
+			if err != nil {
+				return err
+			}
+			if err := a.backend.Restore(c.Context(), ws, argv[0]); err != nil {
 				return err
 			}
 			if a.json {
-				return a.printJSON(map[string]string{"workspace": w.Name(), "checkpoint": argv[0]})
+				return a.printJSON(httpapi.RestoreResult{Workspace: ws, Checkpoint: argv[0]})
 			}
-			_, err = fmt.Fprintf(a.stdout, "restored %s to %s\n", w.Name(), argv[0])
+			_, err = fmt.Fprintf(a.stdout, "restored %s to %s\n", ws, argv[0])
 			return err
 		},
 	}

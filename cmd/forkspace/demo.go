@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -93,7 +95,7 @@ func (a *app) demo(ctx context.Context, st *forkspace.Store) error {
 		return err
 	}
 	say("5. forkspace diff %s --unified  (%d changes, fork vs parent):\n", fork.Name(), len(changes))
-	printChanges(a, changes)
+	io.WriteString(a.stdout, httpapi.FormatChanges(changes))
 
 	if err := w.WriteFile(ctx, "README.md", []byte("oops, overwritten\n"), 0o644); err != nil {
 		return err

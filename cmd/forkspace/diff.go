@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/forkspace/forkspace"
-	"github.com/forkspace/forkspace/vfs"
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 func diffCmd(a *app) *cobra.Command {
@@ -21,26 +20,23 @@ func diffCmd(a *app) *cobra.Command {
 		Args: args(cobra.RangeArgs(1, 2)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			st, err := a.open(ctx, false)
+			api, err := a.api(ctx)
 			if err != nil {
 				return err
 			}
-			from, to, err := diffStates(ctx, st, argv)
+			from, to, err := diffStates(ctx, api, argv)
 			if err != nil {
 				return err
 			}
-			changes, err := st.Diff(ctx, from, to, vfs.DiffOptions{Unified: unified})
+			changes, err := api.Diff(ctx, from, to, unified)
 			if err != nil {
 				return err
 			}
 			if a.json {
-				if changes == nil {
-					changes = []vfs.Change{}
-				}
 				return a.printJSON(changes)
 			}
-			printChanges(a, changes)
-			return nil
+			_, err = io.WriteString(a.stdout, httpapi.FormatChanges(changes))
+			return err
 		},
 	}
 	c.Flags().BoolVarP(&unified, "unified", "u", false, "show unified diffs of changed text files")
@@ -48,7 +44,7 @@ func diffCmd(a *app) *cobra.Command {
 }
 
 // diffStates expands the one-argument forms into two states.
-func diffStates(ctx context.Context, st *forkspace.Store, argv []string) (from, to string, err error) {
+func diffStates(ctx context.Context, api httpapi.API, argv []string) (from, to string, err error) {
 	if len(argv) == 2 {
 		return argv[0], argv[1], nil
 	}
@@ -59,37 +55,9 @@ func diffStates(ctx context.Context, st *forkspace.Store, argv []string) (from, 
 	if cp != "" {
 		return argv[0], ws, nil
 	}
-	parent, err := st.Parent(ctx, ws)
+	parent, err := api.Parent(ctx, ws)
 	if err != nil {
 		return "", "", err
 	}
 	return parent, ws, nil
-}
-
-// printChanges writes one line per change ("A path", "M path", "D path",
-// "R old -> new", with "(hard link of p)" or "(replaced)" when so), each
-// followed by its unified diff if any.
-func printChanges(a *app, changes []vfs.Change) {
-	for _, ch := range changes {
-		mark := strings.ToUpper(ch.Op.String()[:1])
-		name := ch.Path
-		if ch.Type == "dir" {
-			name += "/"
-		}
-		switch {
-		case ch.Op == vfs.Renamed:
-			name = ch.OldPath + " -> " + name
-		case ch.Link != "":
-			name += " (hard link of " + ch.Link + ")"
-		case ch.Replaced:
-			name += " (replaced)"
-		}
-		fmt.Fprintf(a.stdout, "%s %s\n", mark, name)
-		if ch.Unified != "" {
-			fmt.Fprint(a.stdout, ch.Unified)
-			if !strings.HasSuffix(ch.Unified, "\n") {
-				fmt.Fprintln(a.stdout)
-			}
-		}
-	}
 }

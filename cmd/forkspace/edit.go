@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"path"
 
 	"github.com/spf13/cobra"
@@ -11,19 +9,15 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
-// eachPath opens the selected workspace view and calls fn for each
-// argument as a cleaned workspace path, stopping at the first error.
-func (a *app) eachPath(ctx context.Context, argv []string, fn func(ctx context.Context, f *vfs.FS, p string) error) error {
-	f, err := a.view(ctx)
+// eachPath calls fn for each argument with the -w state, stopping at the
+// first error.
+func (a *app) eachPath(ctx context.Context, argv []string, fn func(ctx context.Context, ws, p string) error) error {
+	ws, err := a.files(ctx)
 	if err != nil {
 		return err
 	}
-	for _, arg := range argv {
-		p, err := vfs.CleanPath(arg)
-		if err != nil {
-			return err
-		}
-		if err := fn(ctx, f, p); err != nil {
+	for _, p := range argv {
+		if err := fn(ctx, ws, p); err != nil {
 			return err
 		}
 	}
@@ -37,14 +31,8 @@ func rmCmd(a *app) *cobra.Command {
 		Short: "Remove files, links and (with -r) directory trees",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			return a.eachPath(c.Context(), argv, func(ctx context.Context, f *vfs.FS, p string) error {
-				if !recursive {
-					return f.Remove(ctx, p)
-				}
-				if _, err := f.Lstat(ctx, p); err != nil {
-					return err
-				}
-				return f.RemoveAll(ctx, p)
+			return a.eachPath(c.Context(), argv, func(ctx context.Context, ws, p string) error {
+				return a.backend.Remove(ctx, ws, p, recursive)
 			})
 		},
 	}
@@ -59,11 +47,8 @@ func mkdirCmd(a *app) *cobra.Command {
 		Short: "Create directories",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			return a.eachPath(c.Context(), argv, func(ctx context.Context, f *vfs.FS, p string) error {
-				if parents {
-					return f.MkdirAll(ctx, p, 0o755)
-				}
-				return f.Mkdir(ctx, p, 0o755)
+			return a.eachPath(c.Context(), argv, func(ctx context.Context, ws, p string) error {
+				return a.backend.Mkdir(ctx, ws, p, parents)
 			})
 		},
 	}
@@ -78,7 +63,7 @@ func mvCmd(a *app) *cobra.Command {
 		Args:  args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			f, err := a.view(ctx)
+			ws, err := a.files(ctx)
 			if err != nil {
 				return err
 			}
@@ -90,14 +75,10 @@ func mvCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fi, err := f.Stat(ctx, dst)
-			switch {
-			case err == nil && fi.IsDir():
+			if a.isDir(ctx, ws, dst) {
 				dst = path.Join(dst, path.Base(src))
-			case err != nil && !errors.Is(err, fs.ErrNotExist):
-				return err
 			}
-			return f.Rename(ctx, src, dst)
+			return a.backend.Rename(ctx, ws, src, dst)
 		},
 	}
 }

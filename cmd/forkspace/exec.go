@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/sandbox"
 	"github.com/forkspace/forkspace/tools"
@@ -106,17 +109,21 @@ func execCmd(a *app) *cobra.Command {
 			}
 			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: l.timeout, Network: policy.Mode != sandbox.NetworkOff,
 				Limits: limits, Env: env}
-			w, err := a.live(ctx, "exec")
+			a.shell = func(_ context.Context, w *forkspace.Workspace) (httpapi.Shell, error) {
+				return sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy, Root: root}), nil
+			}
+			ws, err := a.files(ctx)
 			if err != nil {
 				return err
 			}
-			sh := sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy, Root: root})
-			defer sh.Close()
+			if a.remote && root {
+				return usage("--root: through a server, commands run as the server decides (serve --exec-root)")
+			}
 			stdout, stderr := a.stdout, a.stderr
 			if a.json {
 				stdout, stderr = nil, nil
 			}
-			res, err := sh.ExecStream(ctx, req, stdout, stderr)
+			res, err := a.backend.Exec(ctx, ws, req, stdout, stderr)
 			if err != nil {
 				return err
 			}

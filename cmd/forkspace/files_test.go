@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 func TestFileCommands(t *testing.T) {
@@ -41,7 +43,7 @@ func TestFileCommands(t *testing.T) {
 		t.Errorf("get without LOCAL: %v", err)
 	}
 
-	var entries []entryJSON
+	var entries []httpapi.Entry
 	c.json(&entries, cmd("ls", "src")...)
 	var names []string
 	for _, e := range entries {
@@ -63,7 +65,7 @@ func TestFileCommands(t *testing.T) {
 
 	c.ok(nil, cmd("mv", "src/data.bin", "src/deep")...)
 	c.ok(nil, cmd("mv", "/src/local.sh", "run.sh")...)
-	var st entryJSON
+	var st httpapi.Entry
 	c.json(&st, cmd("stat", "src/deep/data.bin")...)
 	if st.Type != "file" || st.Size != int64(len(data)) || st.Nlink != 1 {
 		t.Errorf("stat: %+v", st)

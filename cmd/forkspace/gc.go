@@ -10,21 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/gc"
-	"github.com/forkspace/forkspace/sandbox"
+	"github.com/forkspace/forkspace/httpapi"
 )
-
-// gcJSON is the JSON shape of `forkspace gc`.
-type gcJSON struct {
-	DryRun       bool      `json:"dry_run"`
-	GraceSeconds float64   `json:"grace_seconds"`
-	Reachable    gc.Counts `json:"reachable"`
-	Garbage      gc.Counts `json:"garbage"`
-	Young        gc.Counts `json:"young"`
-	Reclaimed    gc.Counts `json:"reclaimed"`
-}
 
 func gcCmd(a *app) *cobra.Command {
 	var (
@@ -41,33 +30,21 @@ func gcCmd(a *app) *cobra.Command {
 		Example: "  forkspace gc --dry-run\n  forkspace gc --grace 1h --json",
 		Args:    args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			st, err := a.open(c.Context(), false)
-			if err != nil {
-				return err
-			}
 			if grace < 0 {
 				return usage("--grace must not be negative")
 			}
-			g := grace
-			if g == 0 {
-				g = gc.NoGrace
-			}
 			m := a.phaseMeter()
-			r, err := st.GC(c.Context(), forkspace.GCOptions{Grace: g, DryRun: dry, Progress: m.update})
-			m.done()
+			a.gcProgress = m.update
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
-			if !dry {
-				// exec's host copies of workspaces nobody ran a command in
-				// for sandbox.DefaultIdle.
-				if _, err := sandbox.Sweep(c.Context(), sandbox.SweepOptions{}); err != nil {
-					return err
-				}
-			}
-			out := gcJSON{
-				DryRun: r.DryRun, GraceSeconds: r.Grace.Seconds(),
-				Reachable: r.Plan.Reachable, Garbage: r.Plan.Garbage, Young: r.Plan.Young, Reclaimed: r.Reclaimed,
+			// The collection also removes exec's host copies of workspaces
+			// nobody ran a command in for sandbox.DefaultIdle.
+			out, err := api.GC(c.Context(), httpapi.GCRequest{DryRun: dry, Grace: grace})
+			m.done()
+			if err != nil {
+				return err
 			}
 			if a.json {
 				return a.printJSON(out)
@@ -79,7 +56,7 @@ func gcCmd(a *app) *cobra.Command {
 			fmt.Fprintf(a.stdout, "%s %s\n", verb, countsString(got))
 			fmt.Fprintf(a.stdout, "reachable %s\n", countsString(out.Reachable))
 			if out.Young.Objects() > 0 {
-				fmt.Fprintf(a.stdout, "kept (within %s grace) %s\n", r.Grace, countsString(out.Young))
+				fmt.Fprintf(a.stdout, "kept (within %s grace) %s\n", time.Duration(out.GraceSeconds*float64(time.Second)), countsString(out.Young))
 			}
 			return nil
 		},
@@ -99,12 +76,12 @@ func fsckCmd(a *app) *cobra.Command {
 			"with status 9 when it finds damage.",
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			st, err := a.open(c.Context(), false)
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
 			start := time.Now()
-			r, err := st.Check(c.Context())
+			r, err := api.Fsck(c.Context())
 			if err != nil {
 				return err
 			}
@@ -131,22 +108,6 @@ func fsckCmd(a *app) *cobra.Command {
 	}
 }
 
-// dfJSON is the JSON shape of `forkspace df`.
-type dfJSON struct {
-	Stored     gc.Counts     `json:"stored"`
-	Reachable  gc.Counts     `json:"reachable"`
-	Garbage    gc.Counts     `json:"garbage"`
-	Workspaces []dfWorkspace `json:"workspaces"`
-}
-
-type dfWorkspace struct {
-	Name           string `json:"name"`
-	ID             string `json:"id"`
-	LogicalBytes   int64  `json:"logical_bytes"`
-	ExclusiveBytes int64  `json:"exclusive_bytes"`
-	SharedBytes    int64  `json:"shared_bytes"`
-}
-
 func dfCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "df",
@@ -156,33 +117,13 @@ func dfCmd(a *app) *cobra.Command {
 			"it would free) and the stored bytes it shares with other workspaces.",
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			st, err := a.open(c.Context(), false)
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
-			u, err := st.Usage(c.Context())
+			out, err := api.DF(c.Context())
 			if err != nil {
 				return err
-			}
-			infos, err := st.List(c.Context())
-			if err != nil {
-				return err
-			}
-			logical := map[string]int64{}
-			for _, i := range infos {
-				logical[i.ID] = i.Bytes
-			}
-			out := dfJSON{Stored: u.Stored, Reachable: u.Reachable, Workspaces: []dfWorkspace{}}
-			out.Garbage = gc.Counts{
-				Nodes: u.Stored.Nodes - u.Reachable.Nodes, NodeBytes: u.Stored.NodeBytes - u.Reachable.NodeBytes,
-				Bodies: u.Stored.Bodies - u.Reachable.Bodies, BodyBytes: u.Stored.BodyBytes - u.Reachable.BodyBytes,
-				Blobs: u.Stored.Blobs - u.Reachable.Blobs, BlobBytes: u.Stored.BlobBytes - u.Reachable.BlobBytes,
-			}
-			for _, w := range u.Workspaces {
-				out.Workspaces = append(out.Workspaces, dfWorkspace{
-					Name: w.Name, ID: w.ID, LogicalBytes: logical[w.ID],
-					ExclusiveBytes: w.Exclusive.Bytes(), SharedBytes: w.Shared.Bytes(),
-				})
 			}
 			if a.json {
 				return a.printJSON(out)

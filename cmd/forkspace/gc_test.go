@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 // TestGCFsckDf drives gc, fsck and df: --dry-run deletes nothing, a
@@ -29,9 +31,9 @@ func TestGCFsckDf(t *testing.T) {
 	c.ok(random(2, 50<<10), "-w", "b", "put", "-", "/only-b")
 	c.ok(nil, "workspace", "delete", "b")
 
-	var before, after dfJSON
+	var before, after httpapi.DF
 	c.json(&before, "df")
-	var dry gcJSON
+	var dry httpapi.GCResult
 	c.json(&dry, "gc", "--dry-run", "--grace", "0")
 	if !dry.DryRun || dry.Garbage.Blobs != 1 || dry.Reclaimed.Objects() != 0 {
 		t.Fatalf("dry run: %+v", dry)
@@ -40,12 +42,12 @@ func TestGCFsckDf(t *testing.T) {
 	if after.Stored != before.Stored {
 		t.Fatalf("dry run changed the store: %+v, then %+v", before.Stored, after.Stored)
 	}
-	var kept gcJSON
+	var kept httpapi.GCResult
 	c.json(&kept, "gc") // default grace: everything is younger
 	if kept.Reclaimed.Objects() != 0 || kept.Young.Blobs != 1 {
 		t.Fatalf("gc with the default grace: %+v", kept)
 	}
-	var done gcJSON
+	var done httpapi.GCResult
 	c.json(&done, "gc", "--grace", "0s")
 	if done.Reclaimed.Blobs != 1 || done.Reclaimed.BlobBytes != 50<<10 {
 		t.Fatalf("gc: %+v", done)

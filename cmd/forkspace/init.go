@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/forkspace/forkspace/errdefs"
 )
 
 func initCmd(a *app) *cobra.Command {
@@ -14,7 +17,8 @@ func initCmd(a *app) *cobra.Command {
 		Long:  "Create the store directory (--store) with its metadata database and blob directory. Running it on an existing store is a no-op.",
 		Args:  args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			if _, err := a.open(c.Context(), true); err != nil {
+			// A store a server holds exists: nothing to do.
+			if _, err := a.open(c.Context(), true); err != nil && !(errors.Is(err, errdefs.ErrBusy) && a.served()) {
 				return err
 			}
 			dir, err := filepath.Abs(a.storeDir)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
 )
 
@@ -22,29 +21,18 @@ func logCmd(a *app) *cobra.Command {
 		Example: "  forkspace log -w agent-1 --limit 20\n  forkspace log --session s-42 --json",
 		Args:    args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			st, err := a.open(c.Context(), false)
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
-			if a.state != "" {
-				name, _, err := forkspace.ParseState(a.state)
-				if err != nil {
-					return err
-				}
-				w, err := st.Workspace(c.Context(), name)
-				if err != nil {
-					return err
-				}
-				f.WorkspaceID = w.ID()
-			}
-			entries, err := st.AuditLog().Entries(c.Context(), f)
+			entries, err := api.Audit(c.Context(), a.state, f)
 			if err != nil {
 				return err
 			}
 			if a.json {
-				return a.printJSON(append([]audit.Entry{}, entries...))
+				return a.printJSON(entries)
 			}
-			infos, err := st.List(c.Context())
+			infos, err := a.workspaces(c.Context())
 			if err != nil {
 				return err
 			}

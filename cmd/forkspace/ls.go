@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 
 	"github.com/spf13/cobra"
 
-	"github.com/forkspace/forkspace/vfs"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 func lsCmd(a *app) *cobra.Command {
@@ -30,38 +30,33 @@ func lsCmd(a *app) *cobra.Command {
 }
 
 func (a *app) ls(ctx context.Context, arg string, long bool) error {
-	p, err := vfs.CleanPath(arg)
+	ws, err := a.files(ctx)
 	if err != nil {
 		return err
 	}
-	f, err := a.view(ctx)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat(ctx, p)
-	if err != nil {
-		return err
-	}
-	var entries []entryJSON
-	if !fi.IsDir() {
-		e, err := describe(ctx, f, p)
-		if err != nil {
-			return err
-		}
-		entries = append(entries, e)
-	} else {
-		des, err := f.ReadDir(ctx, p)
-		if err != nil {
-			return err
-		}
-		entries = make([]entryJSON, 0, len(des))
-		for _, de := range des {
-			e, err := describe(ctx, f, path.Join(p, de.Name()))
+	api := a.backend
+	var entries []httpapi.Entry
+	for cur := ""; ; {
+		p, err := api.ReadDir(ctx, ws, arg, httpapi.PageRequest{Cursor: cur, Limit: httpapi.MaxLimit})
+		if errors.Is(err, errdefs.ErrNotDir) {
+			// A file (or a link to one) is described itself.
+			e, err := api.Stat(ctx, ws, arg)
 			if err != nil {
 				return err
 			}
-			entries = append(entries, e)
+			entries = []httpapi.Entry{e}
+			break
 		}
+		if err != nil {
+			return err
+		}
+		entries = append(entries, p.Entries...)
+		if cur = p.Next; cur == "" {
+			break
+		}
+	}
+	if entries == nil {
+		entries = []httpapi.Entry{}
 	}
 	if a.json {
 		return a.printJSON(entries)
@@ -82,24 +77,9 @@ func (a *app) ls(ctx context.Context, arg string, long bool) error {
 		if e.Target != "" {
 			name += " -> " + e.Target
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", modeString(e.mode), e.Nlink, e.UID, e.GID, size(e.Size), when(e.Mtime), name)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", modeString(e.FileMode()), e.Nlink, e.UID, e.GID, size(e.Size), when(e.Mtime), name)
 	}
 	return tw.Flush()
-}
-
-// describe returns the entry at p without following a final link.
-func describe(ctx context.Context, f *vfs.FS, p string) (entryJSON, error) {
-	fi, err := f.Lstat(ctx, p)
-	if err != nil {
-		return entryJSON{}, err
-	}
-	var target string
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err = f.Readlink(ctx, p); err != nil {
-			return entryJSON{}, err
-		}
-	}
-	return newEntry(p, fi, target), nil
 }
 
 func statCmd(a *app) *cobra.Command {
@@ -109,15 +89,11 @@ func statCmd(a *app) *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			p, err := vfs.CleanPath(argv[0])
+			ws, err := a.files(ctx)
 			if err != nil {
 				return err
 			}
-			f, err := a.view(ctx)
-			if err != nil {
-				return err
-			}
-			e, err := describe(ctx, f, p)
+			e, err := a.backend.Stat(ctx, ws, argv[0])
 			if err != nil {
 				return err
 			}
@@ -131,7 +107,7 @@ func statCmd(a *app) *cobra.Command {
 				fmt.Fprintf(tw, "target:\t%s\n", e.Target)
 			}
 			fmt.Fprintf(tw, "size:\t%d (%s)\n", e.Size, size(e.Size))
-			fmt.Fprintf(tw, "mode:\t%s (%s)\n", e.Mode, modeString(e.mode))
+			fmt.Fprintf(tw, "mode:\t%s (%s)\n", e.Mode, modeString(e.FileMode()))
 			fmt.Fprintf(tw, "inode:\t%d\n", e.Ino)
 			fmt.Fprintf(tw, "links:\t%d\n", e.Nlink)
 			fmt.Fprintf(tw, "owner:\t%d:%d\n", e.UID, e.GID)

@@ -60,6 +60,7 @@ func newRoot(a *app) *cobra.Command {
 	f.StringVar(&a.storeDir, "store", forkspace.DefaultDir(), "store directory ($FORKSPACE_HOME, else ./.forkspace)")
 	f.StringVarP(&a.state, "workspace", "w", os.Getenv("FORKSPACE_WORKSPACE"), "workspace to act in, NAME or NAME@CHECKPOINT ($FORKSPACE_WORKSPACE)")
 	f.BoolVar(&a.json, "json", false, "print listings and info as JSON")
+	f.StringVar(&a.server, "server", os.Getenv("FORKSPACE_SERVER"), "act through the forkspace server at this URL ($FORKSPACE_SERVER; by default the store's own server when it is busy)")
 	root.AddCommand(
 		initCmd(a), workspaceCmd(a),
 		lsCmd(a), statCmd(a), catCmd(a), putCmd(a), getCmd(a), rmCmd(a), mvCmd(a), mkdirCmd(a),

@@ -55,6 +55,12 @@ type cli struct {
 func newCLI(t *testing.T) *cli {
 	c := &cli{t: t, store: filepath.Join(t.TempDir(), "store"), cwd: t.TempDir()}
 	c.ok(nil, "init")
+	if throughServer {
+		// Every command of the test finds the store busy and goes
+		// through this server (both_test.go).
+		_, stop := serve(t, c.store)
+		t.Cleanup(stop)
+	}
 	return c
 }
 
@@ -161,6 +167,9 @@ func TestExitCodes(t *testing.T) {
 	c.fails(exitUsage, nil, "workspace", "create")
 	c.fails(exitUsage, nil, "ls")
 
+	if throughServer {
+		return // the store is held by the server, and served
+	}
 	// A store held by another process is busy.
 	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: c.store, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -12,15 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/mount/bundlemount"
 	"github.com/forkspace/forkspace/mount/devmount"
 	"github.com/forkspace/forkspace/mount/gitmount"
 	"github.com/forkspace/forkspace/mount/hostmount"
 	"github.com/forkspace/forkspace/mount/s3mount"
-	"github.com/forkspace/forkspace/vfs"
 )
 
 // mountDrivers are the built-in mount URL schemes.
@@ -61,9 +58,9 @@ func mountCmd(a *app) *cobra.Command {
 			"writeback=debounce|manual, writebackms=N, maxbytes=N, maxentries=N, ignore=a,b.",
 	}
 	c.AddCommand(mountLsCmd(a),
-		mountActionCmd(a, "flush", "Write pending changes under ROOT (every mount if omitted) back to the source", (*forkspace.Workspace).Flush),
-		mountActionCmd(a, "refresh", "Re-list ROOT's source (every mount if omitted) and apply upstream changes", (*forkspace.Workspace).Refresh),
-		mountActionCmd(a, "prefetch", "Fetch every not-yet-read file under ROOT (every mount if omitted)", (*forkspace.Workspace).Prefetch),
+		mountActionCmd(a, httpapi.MountFlush, "Write pending changes under ROOT (every mount if omitted) back to the source"),
+		mountActionCmd(a, httpapi.MountRefresh, "Re-list ROOT's source (every mount if omitted) and apply upstream changes"),
+		mountActionCmd(a, httpapi.MountPrefetch, "Fetch every not-yet-read file under ROOT (every mount if omitted)"),
 		mountConflictsCmd(a), mountResolveCmd(a),
 	)
 	return c
@@ -77,12 +74,16 @@ func mountConflictsCmd(a *app) *cobra.Command {
 		Short: "List paths whose write-back conflicts with an upstream change (exit 11 when any)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			w, err := a.liveWorkspace(c)
+			ws, err := a.liveWorkspace(c)
+			if err != nil {
+				return err
+			}
+			ms, err := a.backend.Mounts(c.Context(), ws)
 			if err != nil {
 				return err
 			}
 			var paths []string
-			for _, m := range w.Mounts() {
+			for _, m := range ms {
 				for _, rel := range m.Conflicts {
 					paths = append(paths, path.Join(m.Root, rel))
 				}
@@ -115,24 +116,11 @@ func mountResolveCmd(a *app) *cobra.Command {
 			if keep == take {
 				return usage("give exactly one of --keep-local and --take-upstream")
 			}
-			r := mount.KeepLocal
-			if take {
-				r = mount.TakeUpstream
-			}
-			w, err := a.liveWorkspace(c)
+			ws, err := a.liveWorkspace(c)
 			if err != nil {
 				return err
 			}
-			p, err := vfs.CleanPath(argv[0])
-			if err != nil {
-				return err
-			}
-			for _, m := range w.Mounts() {
-				if rel, ok := strings.CutPrefix(p, m.Root[1:]+"/"); ok {
-					return w.ResolveMount(c.Context(), m.Root, rel, r)
-				}
-			}
-			return &fs.PathError{Op: "resolve", Path: argv[0], Err: fmt.Errorf("%w: not under a mount", fs.ErrNotExist)}
+			return a.backend.ResolveMount(c.Context(), ws, argv[0], keep)
 		},
 	}
 	c.Flags().BoolVar(&keep, "keep-local", false, "write the workspace's version to the source, whatever it holds")
@@ -142,21 +130,20 @@ func mountResolveCmd(a *app) *cobra.Command {
 
 func knownSchemes() []string { return slices.Sorted(maps.Keys(mountDrivers())) }
 
-// liveWorkspace opens the -w workspace (a checkpoint is refused: mounts act
-// on the live head).
-func (a *app) liveWorkspace(c *cobra.Command) (*forkspace.Workspace, error) {
+// liveWorkspace returns the -w workspace with the backend ready (a
+// checkpoint is refused: mounts act on the live head).
+func (a *app) liveWorkspace(c *cobra.Command) (string, error) {
 	ws, cp, err := a.target()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if cp != "" {
-		return nil, usage("mounts act on the live workspace, not a checkpoint")
+		return "", usage("mounts act on the live workspace, not a checkpoint")
 	}
-	st, err := a.open(c.Context(), false)
-	if err != nil {
-		return nil, err
+	if _, err := a.api(c.Context()); err != nil {
+		return "", err
 	}
-	return st.Workspace(c.Context(), ws)
+	return ws, nil
 }
 
 func mountLsCmd(a *app) *cobra.Command {
@@ -166,11 +153,14 @@ func mountLsCmd(a *app) *cobra.Command {
 		Short:   "List the workspace's mounts",
 		Args:    args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			w, err := a.liveWorkspace(c)
+			ws, err := a.liveWorkspace(c)
 			if err != nil {
 				return err
 			}
-			ms := w.Mounts()
+			ms, err := a.backend.Mounts(c.Context(), ws)
+			if err != nil {
+				return err
+			}
 			if a.json {
 				return a.printJSON(ms)
 			}
@@ -188,13 +178,13 @@ func mountLsCmd(a *app) *cobra.Command {
 	}
 }
 
-func mountActionCmd(a *app, name, short string, action func(*forkspace.Workspace, context.Context, string) error) *cobra.Command {
+func mountActionCmd(a *app, action httpapi.MountAction, short string) *cobra.Command {
 	return &cobra.Command{
-		Use:   name + " [ROOT]",
+		Use:   string(action) + " [ROOT]",
 		Short: short,
 		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			w, err := a.liveWorkspace(c)
+			ws, err := a.liveWorkspace(c)
 			if err != nil {
 				return err
 			}
@@ -202,11 +192,11 @@ func mountActionCmd(a *app, name, short string, action func(*forkspace.Workspace
 			if len(argv) == 1 {
 				root = argv[0]
 			}
-			if err := action(w, c.Context(), root); err != nil {
+			if err := a.backend.MountAction(c.Context(), ws, action, root); err != nil {
 				return err
 			}
 			if a.json {
-				return a.printJSON(map[string]string{"workspace": w.Name(), "root": root, "done": name})
+				return a.printJSON(map[string]string{"workspace": ws, "root": root, "done": string(action)})
 			}
 			return nil
 		},

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 )
@@ -69,6 +70,13 @@ func TestMountConflictCommands(t *testing.T) {
 	}
 	c.ok(nil, "workspace", "create", "w", "--mount", "/h=file://"+host+"?mode=rw")
 	c.ok([]byte("debounced\n"), "-w", "w", "put", "-", "h/new.txt")
+	if throughServer {
+		// The server writes back when the debounce window ends (it does
+		// not exit with the command).
+		for i := 0; i < 100 && !fileHolds(filepath.Join(host, "new.txt"), "debounced\n"); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	if b, _ := os.ReadFile(filepath.Join(host, "new.txt")); string(b) != "debounced\n" {
 		t.Fatalf("a debounced write did not reach the source by exit: %q", b)
 	}
@@ -95,4 +103,10 @@ func TestMountConflictCommands(t *testing.T) {
 		t.Fatalf("keep-local did not force-push: %q", b)
 	}
 	c.ok(nil, "-w", "m", "mount", "conflicts")
+}
+
+// fileHolds reports whether host file p holds want.
+func fileHolds(p, want string) bool {
+	b, err := os.ReadFile(p)
+	return err == nil && string(b) == want
 }

@@ -2,15 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"io/fs"
 	"text/tabwriter"
 	"time"
 
 	"github.com/dustin/go-humanize"
-
-	"github.com/forkspace/forkspace/vfs"
 )
 
 // printJSON writes v as indented JSON and a newline.
@@ -24,51 +21,6 @@ func (a *app) printJSON(v any) error {
 func table(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 }
-
-// entryJSON is the JSON shape of a file entry (ls --json, stat --json).
-type entryJSON struct {
-	Name   string    `json:"name"`
-	Path   string    `json:"path"`
-	Type   string    `json:"type"` // "file", "dir" or "symlink"
-	Mode   string    `json:"mode"` // octal permission and special bits, e.g. "0644"
-	Size   int64     `json:"size"`
-	Mtime  time.Time `json:"mtime"`
-	Atime  time.Time `json:"atime"`
-	Ctime  time.Time `json:"ctime"`
-	Ino    uint64    `json:"ino"`
-	Nlink  uint32    `json:"nlink"`
-	UID    uint32    `json:"uid"`
-	GID    uint32    `json:"gid"`
-	Target string    `json:"target,omitempty"` // symlink target
-
-	mode fs.FileMode
-}
-
-// newEntry describes fi found at path p (target: a symlink's target).
-func newEntry(p string, fi fs.FileInfo, target string) entryJSON {
-	e := entryJSON{
-		Name: fi.Name(), Path: p, Type: typeName(fi.Mode()), Mode: octal(fi.Mode()),
-		Size: fi.Size(), Mtime: fi.ModTime().UTC(), Target: target, mode: fi.Mode(),
-	}
-	if a, ok := fi.Sys().(*vfs.Attr); ok {
-		e.Atime, e.Ctime = a.Atime.UTC(), a.Ctime.UTC()
-		e.Ino, e.Nlink, e.UID, e.GID = a.Ino, a.Nlink, a.Uid, a.Gid
-	}
-	return e
-}
-
-func typeName(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "dir"
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	}
-	return "file"
-}
-
-// octal formats the permission and special bits the Unix way ("4755").
-func octal(m fs.FileMode) string { return fmt.Sprintf("%04o", vfs.UnixMode(m)) }
 
 // modeString formats a mode like ls -l ("drwxr-xr-x").
 func modeString(m fs.FileMode) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -25,7 +26,7 @@ func putCmd(a *app) *cobra.Command {
 		Args: args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			f, err := a.view(ctx)
+			ws, err := a.files(ctx)
 			if err != nil {
 				return err
 			}
@@ -45,26 +46,23 @@ func putCmd(a *app) *cobra.Command {
 				}
 				src, perm = lf, fi.Mode().Perm()
 			}
-			dest, err := putTarget(ctx, f, argv[0], argv[1])
+			dest, err := a.putTarget(ctx, ws, argv[0], argv[1])
 			if err != nil {
 				return err
 			}
-			_, err = f.WriteFileFrom(ctx, dest, src, perm)
+			_, err = a.backend.Write(ctx, ws, dest, src, httpapi.WriteRequest{Perm: perm})
 			return err
 		},
 	}
 }
 
 // putTarget resolves DEST: into a directory, LOCAL's base name is used.
-func putTarget(ctx context.Context, f *vfs.FS, local, dest string) (string, error) {
+func (a *app) putTarget(ctx context.Context, ws, local, dest string) (string, error) {
 	p, err := vfs.CleanPath(dest)
 	if err != nil {
 		return "", err
 	}
-	intoDir := strings.HasSuffix(dest, "/") || p == "."
-	if fi, err := f.Stat(ctx, p); err == nil && fi.IsDir() {
-		intoDir = true
-	}
+	intoDir := strings.HasSuffix(dest, "/") || p == "." || a.isDir(ctx, ws, p)
 	if !intoDir {
 		return p, nil
 	}

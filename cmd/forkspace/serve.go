@@ -79,6 +79,13 @@ func serveCmd(a *app) *cobra.Command {
 			}
 			fmt.Fprintf(a.stderr, "forkspace: serving MCP at http://%s/mcp\n", ln.Addr())
 			fmt.Fprintf(a.stderr, "forkspace: serving the REST API at http://%s/v1/ (OpenAPI: /v1/openapi.json)\n", ln.Addr())
+			// Commands that find the store busy reach it through here.
+			forget, err := recordServer(a.storeDir, "http://"+ln.Addr().String())
+			if err != nil {
+				ln.Close()
+				return fmt.Errorf("serve: %w", err)
+			}
+			defer forget()
 			hs := httpapi.HTTPServer(httpapi.Guard(mux))
 			done := make(chan error, 1)
 			go func() { done <- hs.Serve(ln) }()

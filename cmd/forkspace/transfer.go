@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -9,21 +10,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/transfer"
 	"github.com/forkspace/forkspace/vfs"
 )
 
-// transferSummary is the JSON shape of import and export results.
-type transferSummary struct {
-	Entries int64  `json:"entries"`
-	Bytes   int64  `json:"bytes"`
-	Path    string `json:"path"` // the workspace directory written or read
-}
-
 // summary reports a finished transfer, e.g. "imported 3 entries (1.2 KiB)
 // into ws:/dir".
 func (a *app) summary(verb, prep string, m *meter, p string) error {
-	s := transferSummary{Entries: m.last.Files, Bytes: m.last.Bytes, Path: p}
+	return a.printSummary(verb, prep, httpapi.TransferSummary{Entries: m.last.Files, Bytes: m.last.Bytes, Path: p})
+}
+
+func (a *app) printSummary(verb, prep string, s httpapi.TransferSummary) error {
 	if a.json {
 		return a.printJSON(s)
 	}
@@ -31,7 +29,7 @@ func (a *app) summary(verb, prep string, m *meter, p string) error {
 	if s.Entries == 1 {
 		noun = "entry"
 	}
-	_, err := fmt.Fprintf(a.stdout, "%s %d %s (%s) %s %s:/%s\n", verb, s.Entries, noun, size(s.Bytes), prep, a.state, strings.TrimPrefix(p, "."))
+	_, err := fmt.Fprintf(a.stdout, "%s %d %s (%s) %s %s:/%s\n", verb, s.Entries, noun, size(s.Bytes), prep, a.state, strings.TrimPrefix(s.Path, "."))
 	return err
 }
 
@@ -63,6 +61,12 @@ func importCmd(a *app) *cobra.Command {
 			dst, err := vfs.CleanPath(to)
 			if err != nil {
 				return err
+			}
+			if ws, err := a.files(ctx); err != nil || a.remote {
+				if err != nil {
+					return err
+				}
+				return a.importRemote(ctx, ws, dst, argv[0])
 			}
 			f, err := a.view(ctx)
 			if err != nil {
@@ -100,6 +104,12 @@ func exportCmd(a *app) *cobra.Command {
 			src, err := vfs.CleanPath(from)
 			if err != nil {
 				return err
+			}
+			if ws, err := a.files(ctx); err != nil || a.remote {
+				if err != nil {
+					return err
+				}
+				return a.exportRemote(ctx, ws, src, argv[0], gz)
 			}
 			f, err := a.view(ctx)
 			if err != nil {
@@ -181,4 +191,72 @@ func exportTo(ctx context.Context, f *vfs.FS, src, dest string, gz bool, opts tr
 		os.Remove(dest)
 	}
 	return err
+}
+
+// importRemote imports a tar archive (a file or stdin) through a server;
+// the server cannot read this host's directories.
+func (a *app) importRemote(ctx context.Context, ws, dst, src string) error {
+	r := a.stdin
+	if src != "-" {
+		fi, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return fmt.Errorf("import %s through a server: %w: send a tar archive instead (tar -C %s -c . | forkspace import -)", src, errors.ErrUnsupported, src)
+		}
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	s, err := a.backend.ImportTar(ctx, ws, dst, r)
+	if err != nil {
+		return err
+	}
+	return a.printSummary("imported", "into", s)
+}
+
+// exportRemote exports as a tar stream (to stdout or a .tar, .tar.gz or
+// .tgz file) through a server.
+func (a *app) exportRemote(ctx context.Context, ws, src, dest string, gz bool) error {
+	w := a.stdout
+	if dest != "-" {
+		format, gzipped, err := transfer.ArchiveFormat(dest)
+		if err != nil {
+			return fmt.Errorf("export to %s: %w", dest, err)
+		}
+		if format != transfer.FormatTar {
+			return fmt.Errorf("export to %s through a server: %w: export to a .tar, .tar.gz or .tgz file or to -", dest, errors.ErrUnsupported)
+		}
+		gz = gz || gzipped
+		f, err := os.Create(dest)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	out := w
+	var zw *gzip.Writer
+	if gz {
+		zw = gzip.NewWriter(w)
+		out = zw
+	}
+	s, err := a.backend.ExportTar(ctx, ws, src, out)
+	if err == nil && zw != nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		if dest != "-" {
+			os.Remove(dest)
+		}
+		return err
+	}
+	if dest == "-" {
+		return nil
+	}
+	return a.printSummary("exported", "from", s)
 }

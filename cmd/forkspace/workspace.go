@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -31,19 +32,15 @@ func wsCreateCmd(a *app) *cobra.Command {
 		Short: "Create an empty workspace",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			specs, err := parseMounts(mounts)
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
-			st, err := a.open(c.Context(), false)
+			info, err := api.CreateWorkspace(c.Context(), httpapi.CreateRequest{Name: argv[0], Quota: quota, Mounts: mounts})
 			if err != nil {
 				return err
 			}
-			w, err := st.Create(c.Context(), argv[0], forkspace.CreateOptions{Quota: quota, Mounts: specs})
-			if err != nil {
-				return err
-			}
-			return a.printWorkspace(c, w, "created")
+			return a.printWorkspace(info, "created")
 		},
 	}
 	c.Flags().Int64Var(&quota.MaxBytes, "quota-bytes", 0, "limit on the logical bytes of files (0: none)")
@@ -53,15 +50,11 @@ func wsCreateCmd(a *app) *cobra.Command {
 }
 
 // printWorkspace reports a new workspace: its Info as JSON, or one line.
-func (a *app) printWorkspace(c *cobra.Command, w *forkspace.Workspace, verb string) error {
+func (a *app) printWorkspace(info forkspace.Info, verb string) error {
 	if a.json {
-		info, err := w.Info(c.Context())
-		if err != nil {
-			return err
-		}
 		return a.printJSON(info)
 	}
-	_, err := fmt.Fprintf(a.stdout, "%s workspace %s (%s)\n", verb, w.Name(), w.ID())
+	_, err := fmt.Fprintf(a.stdout, "%s workspace %s (%s)\n", verb, info.Name, info.ID)
 	return err
 }
 
@@ -72,11 +65,7 @@ func wsListCmd(a *app) *cobra.Command {
 		Short:   "List workspaces",
 		Args:    args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			st, err := a.open(c.Context(), false)
-			if err != nil {
-				return err
-			}
-			infos, err := st.List(c.Context())
+			infos, err := a.workspaces(c.Context())
 			if err != nil {
 				return err
 			}
@@ -110,15 +99,11 @@ func wsInfoCmd(a *app) *cobra.Command {
 		Short: "Describe a workspace: identity, lineage, quota, usage",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			st, err := a.open(c.Context(), false)
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
-			w, err := st.Workspace(c.Context(), argv[0])
-			if err != nil {
-				return err
-			}
-			i, err := w.Info(c.Context())
+			i, err := api.WorkspaceInfo(c.Context(), argv[0])
 			if err != nil {
 				return err
 			}
@@ -167,23 +152,15 @@ func wsForkCmd(a *app) *cobra.Command {
 		Short: "Fork a workspace (its live state or a checkpoint) in constant time",
 		Args:  args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			src, cp, err := forkspace.ParseState(argv[0])
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
-			st, err := a.open(c.Context(), false)
+			info, err := api.ForkWorkspace(c.Context(), argv[0], httpapi.ForkRequest{Name: argv[1]})
 			if err != nil {
 				return err
 			}
-			w, err := st.Workspace(c.Context(), src)
-			if err != nil {
-				return err
-			}
-			f, err := w.Fork(c.Context(), argv[1], forkspace.ForkOptions{Checkpoint: cp})
-			if err != nil {
-				return err
-			}
-			return a.printWorkspace(c, f, "forked "+argv[0]+" as")
+			return a.printWorkspace(info, "forked "+argv[0]+" as")
 		},
 	}
 }
@@ -195,16 +172,12 @@ func wsDeleteCmd(a *app) *cobra.Command {
 		Short:   "Delete a workspace and its checkpoints (forks are untouched)",
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			st, err := a.open(c.Context(), false)
-			if err != nil {
-				return err
-			}
-			w, err := st.Workspace(c.Context(), argv[0])
+			api, err := a.api(c.Context())
 			if err != nil {
 				return err
 			}
 			// The store's OnDelete removes the host copy exec materialized.
-			return st.Delete(c.Context(), w.ID())
+			return api.DeleteWorkspace(c.Context(), argv[0])
 		},
 	}
 }

@@ -1,0 +1,163 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/forkspace/forkspace/httpapi"
+)
+
+// benchClient is an HTTP client with enough idle connections for 32
+// parallel callers.
+var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
+
+// get fetches u and discards the body.
+func get(b *testing.B, u string) {
+	resp, err := benchClient.Get(u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("GET %s: %d", u, resp.StatusCode)
+	}
+}
+
+// plainServer serves dir with Go's http.FileServer (and accepts uploads
+// to it with PUT), the baseline of the benchmarks.
+func plainServer(b *testing.B, dir string) string {
+	mux := http.NewServeMux()
+	mux.Handle("GET /", http.FileServer(http.Dir(dir)))
+	mux.HandleFunc("PUT /{name}", func(w http.ResponseWriter, r *http.Request) {
+		f, err := os.CreateTemp(dir, "up-*")
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		if _, err := io.Copy(f, r.Body); err != nil {
+			http.Error(w, err.Error(), 500)
+		}
+	})
+	srv := httptest.NewServer(mux)
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// BenchmarkSmallFile: stat and read of a 1 KiB file by 32 concurrent
+// clients, through the REST API and from a plain Go file server.
+func BenchmarkSmallFile(b *testing.B) {
+	e := newEnv(b)
+	ctx := context.Background()
+	_, err := e.client.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
+	must(b, err)
+	data := bytes.Repeat([]byte("x"), 1024)
+	_, err = e.client.Write(ctx, "w", "small.txt", bytes.NewReader(data), httpapi.WriteRequest{})
+	must(b, err)
+	dir := b.TempDir()
+	must(b, os.WriteFile(filepath.Join(dir, "small.txt"), data, 0o644))
+	plain := plainServer(b, dir)
+	for _, c := range []struct{ name, url string }{
+		{"rest-stat", e.url + "/v1/workspaces/w/stat/small.txt"},
+		{"rest-read", e.url + "/v1/workspaces/w/files/small.txt"},
+		{"plain-read", plain + "/small.txt"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetParallelism(32 / max(1, runtimeProcs()))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					get(b, c.url)
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
+	}
+}
+
+// BenchmarkLargeFile: one 1 GiB download and upload, through the REST API
+// and to and from a plain Go file server (run with -benchtime=1x).
+func BenchmarkLargeFile(b *testing.B) {
+	const size = 1 << 30
+	e := newEnv(b)
+	ctx := context.Background()
+	_, err := e.client.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
+	must(b, err)
+	dir := b.TempDir()
+	src := filepath.Join(dir, "big.bin")
+	f, err := os.Create(src)
+	must(b, err)
+	_, err = io.CopyN(f, randReader{}, size)
+	must(b, err)
+	f.Close()
+	plain := plainServer(b, dir)
+	upload := func(b *testing.B, u string) {
+		f, err := os.Open(src)
+		must(b, err)
+		defer f.Close()
+		req, _ := http.NewRequest("PUT", u, f)
+		req.ContentLength = size
+		resp, err := benchClient.Do(req)
+		must(b, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("PUT %s: %d", u, resp.StatusCode)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		fn   func(b *testing.B)
+	}{
+		{"rest-upload", func(b *testing.B) { upload(b, e.url+"/v1/workspaces/w/files/big.bin") }},
+		{"plain-upload", func(b *testing.B) { upload(b, plain+"/up.bin") }},
+		{"rest-download", func(b *testing.B) { get(b, e.url+"/v1/workspaces/w/files/big.bin") }},
+		{"plain-download", func(b *testing.B) { get(b, plain+"/big.bin") }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				c.fn(b)
+			}
+			b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/(1<<20), "MiB/s")
+		})
+	}
+}
+
+// randReader yields incompressible, non-repeating bytes quickly.
+type randReader struct{}
+
+var randBlock = func() []byte {
+	b := make([]byte, 1<<20)
+	x := uint64(88172645463325252)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x)
+	}
+	return b
+}()
+
+var randCounter uint64
+
+func (randReader) Read(p []byte) (int, error) {
+	// Each 1 MiB block differs by its first 8 bytes, so chunks do not
+	// deduplicate.
+	n := copy(p, randBlock)
+	randCounter++
+	copy(p, fmt.Sprintf("%08x", randCounter))
+	return n, nil
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
