@@ -456,7 +456,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) error {
 	defer d.Close()
 	// The first read comes before the headers, so a file that cannot be
 	// read (damaged, say) is an error response, not a cut stream.
-	buf := make([]byte, 256<<10)
+	buf := make([]byte, min(256<<10, max(d.Length, 512)))
 	n, err := io.ReadFull(d, buf[:min(int64(len(buf)), d.Length)])
 	if err != nil {
 		return err
