@@ -133,9 +133,11 @@ func TestToolsOverMCP(t *testing.T) {
 		t.Error("unknown tool: no protocol error")
 	}
 
-	// diff also returns structured content, described by its output schema.
+	// diff, merge, cherry_pick and conflicts also return structured
+	// content, described by their output schemas.
+	structured := map[string]bool{"diff": true, "merge": true, "cherry_pick": true, "conflicts": true}
 	for _, tl := range list.Tools {
-		if (tl.OutputSchema != nil) != (tl.Name == "diff") {
+		if (tl.OutputSchema != nil) != structured[tl.Name] {
 			t.Errorf("%s: output schema %v", tl.Name, tl.OutputSchema)
 		}
 	}

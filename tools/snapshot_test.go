@@ -109,7 +109,7 @@ func TestReadOnlyProfile(t *testing.T) {
 		}
 		names = append(names, tl.Name)
 	}
-	if got := strings.Join(names, " "); got != "read ls stat glob grep checkpoints diff" {
+	if got := strings.Join(names, " "); got != "read ls stat glob grep checkpoints diff conflicts" {
 		t.Errorf("read-only tools = %s", got)
 	}
 	e.fails("write", M{"path": "a", "content": "x"}, `unknown tool "write"`)

@@ -124,6 +124,7 @@ func New(opts Options) *Set {
 	s.addFileTools()
 	s.addSearchTools()
 	s.addSnapshotTools()
+	s.addMergeTools()
 	s.addExec()
 	s.addRunTools()
 	return s
@@ -226,12 +227,15 @@ func register[In any](s *Set, k kind, name, desc string, out *jsonschema.Schema,
 			return "", nil, err
 		}
 		var (
-			out, cp    string
-			structured any
+			out, cp, note string
+			structured    any
 		)
 		err := t.Use(ctx, func(ws provider.Workspace) error {
 			c := &call{set: s, ws: ws}
 			defer func() { cp = c.checkpoint }()
+			if !mergeTools[name] {
+				defer func() { note = conflictNote(ctx, ws) }()
+			}
 			if k == readOnly {
 				var err error
 				out, structured, err = h(ctx, c, in)
@@ -257,7 +261,7 @@ func register[In any](s *Set, k kind, name, desc string, out *jsonschema.Schema,
 		if cp != "" {
 			out += fmt.Sprintf("\n(checkpoint %s was taken before this call; restore it to undo)", cp)
 		}
-		return out, structured, nil
+		return out + note, structured, nil
 	}
 	s.tools = append(s.tools, tl)
 	s.byName[name] = tl

@@ -3,6 +3,7 @@ package localprovider
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/provider"
@@ -135,4 +136,77 @@ func (x *Workspace) Fork(ctx context.Context, name string) (provider.Ref, error)
 		return provider.Ref{}, err
 	}
 	return x.p.ref(f, x.caps)
+}
+
+var _ provider.Merger = (*Workspace)(nil)
+
+// mergeState names a state for a merge: ParentState the state this
+// workspace was forked from, "@CHECKPOINT" one of its checkpoints, other
+// states as they are.
+func (x *Workspace) mergeState(ctx context.Context, s string) (string, error) {
+	if s == provider.ParentState {
+		return x.p.st.Parent(ctx, x.w.ID())
+	}
+	if cp, ok := strings.CutPrefix(s, "@"); ok {
+		return x.w.ID() + "@" + cp, nil
+	}
+	return s, nil
+}
+
+func mergeReport(r forkspace.MergeResult) provider.MergeReport {
+	out := provider.MergeReport{From: r.From, Checkpoint: r.Checkpoint, Changed: r.Changed, Conflicts: conflicts(r.Conflicts)}
+	if out.Changed == nil {
+		out.Changed = []string{}
+	}
+	return out
+}
+
+func conflicts(cs []forkspace.Conflict) []provider.Conflict {
+	out := make([]provider.Conflict, len(cs))
+	for i, c := range cs {
+		out[i] = provider.Conflict{Path: c.Path, Kind: c.Kind, Detail: c.Detail, Resolved: c.Resolved, Next: c.Next}
+	}
+	return out
+}
+
+// Merge implements provider.Merger.
+func (x *Workspace) Merge(ctx context.Context, from, policy string) (provider.MergeReport, error) {
+	state, err := x.mergeState(ctx, from)
+	if err != nil {
+		return provider.MergeReport{}, err
+	}
+	r, err := x.w.Merge(ctx, state, forkspace.MergeOptions{Policy: forkspace.MergePolicy(policy)})
+	rep := mergeReport(r)
+	rep.From = from
+	return rep, err
+}
+
+// CherryPick implements provider.Merger. The state must share an ancestor
+// with this workspace (a merge base), so that a session reads only its
+// own lineage.
+func (x *Workspace) CherryPick(ctx context.Context, from string, paths []string, changes bool, policy string) (provider.MergeReport, error) {
+	state, err := x.mergeState(ctx, from)
+	if err != nil {
+		return provider.MergeReport{}, err
+	}
+	if !strings.HasPrefix(state, x.w.ID()+"@") {
+		if _, err := x.p.st.MergeBase(ctx, x.w.ID(), state); err != nil {
+			return provider.MergeReport{}, err
+		}
+	}
+	r, err := x.w.CherryPick(ctx, state, paths, forkspace.CherryPickOptions{Changes: changes, Policy: forkspace.MergePolicy(policy)})
+	rep := mergeReport(r)
+	rep.From = from
+	return rep, err
+}
+
+// Conflicts implements provider.Merger.
+func (x *Workspace) Conflicts(ctx context.Context) ([]provider.Conflict, error) {
+	cs, err := x.w.Conflicts(ctx)
+	return conflicts(cs), err
+}
+
+// Resolve implements provider.Merger.
+func (x *Workspace) Resolve(ctx context.Context, path, take string, content []byte) error {
+	return x.w.Resolve(ctx, path, forkspace.Resolution{Take: forkspace.Take(take), Content: content})
 }
