@@ -12,6 +12,7 @@ import (
 	"github.com/forkspace/forkspace/merge"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs"
+	"golang.org/x/sync/errgroup"
 )
 
 // MergePolicy says what a merge does with conflicts.
@@ -152,22 +153,30 @@ func (w *Workspace) merge(ctx context.Context, from string, opts MergeOptions, o
 	if err != nil {
 		return res, fmt.Errorf("base %s: %w", base, err)
 	}
-	theirsRoot, err := s.root(ctx, from)
-	if err != nil {
-		return res, err
-	}
-	oursRoot, err := w.Root(ctx)
-	if err != nil {
-		return res, err
-	}
-	baseFS := vfs.Snapshot(s.deps(), baseRoot, nil)
-	theirsFS := vfs.Snapshot(s.deps(), theirsRoot, nil)
-	oursDiff, err := vfs.Diff(ctx, baseFS, vfs.Snapshot(s.deps(), oursRoot, nil), vfs.DiffOptions{})
-	if err != nil {
-		return res, err
-	}
-	theirsDiff, err := vfs.Diff(ctx, baseFS, theirsFS, vfs.DiffOptions{})
-	if err != nil {
+	// Both sides fold and diff from the base at once.
+	var (
+		theirsRoot           cas.Hash
+		oursDiff, theirsDiff []vfs.Change
+		baseFS, theirsFS     = vfs.Snapshot(s.deps(), baseRoot, nil), (*vfs.FS)(nil)
+		g, gctx              = errgroup.WithContext(ctx)
+	)
+	g.Go(func() (err error) {
+		if theirsRoot, err = s.root(gctx, from); err != nil {
+			return err
+		}
+		theirsFS = vfs.Snapshot(s.deps(), theirsRoot, nil)
+		theirsDiff, err = vfs.Diff(gctx, vfs.Snapshot(s.deps(), baseRoot, nil), theirsFS, vfs.DiffOptions{})
+		return err
+	})
+	g.Go(func() error {
+		oursRoot, err := w.Root(gctx)
+		if err != nil {
+			return err
+		}
+		oursDiff, err = vfs.Diff(gctx, baseFS, vfs.Snapshot(s.deps(), oursRoot, nil), vfs.DiffOptions{})
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return res, err
 	}
 	label := opts.Label

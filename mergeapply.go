@@ -551,7 +551,7 @@ func (m *merger) mergeEntry(ctx context.Context, mp string, st merge.Step, be, o
 			data, takeTheirs = nil, false
 		}
 	}
-	return m.writeEntry(ctx, mp, st, oe, perm, uid, gid, xattrs, data, takeTheirs)
+	return m.writeEntry(ctx, mp, st, oe, te, perm, uid, gid, xattrs, data, takeTheirs)
 }
 
 type xval struct {
@@ -594,66 +594,55 @@ func (m *merger) mergeText(ctx context.Context, mp string, st merge.Step, oe, te
 	return r.Data, true, ""
 }
 
-// writeEntry gives merged path mp its merged state.
-func (m *merger) writeEntry(ctx context.Context, mp string, st merge.Step, oe entry, perm fs.FileMode, uid, gid uint32, xattrs map[string]string, data []byte, takeTheirs bool) error {
-	changed := false
+// writeEntry gives merged path mp its merged state: contents (theirs', or
+// merged data) first, then whatever mode, owner and extended attributes
+// still differ from the merged ones.
+func (m *merger) writeEntry(ctx context.Context, mp string, st merge.Step, oe, te entry, perm fs.FileMode, uid, gid uint32, xattrs map[string]string, data []byte, takeTheirs bool) error {
+	cur := oe // what mp holds as the steps go
 	switch {
 	case takeTheirs && oe.typ == "symlink":
 		if err := m.dst.Remove(ctx, mp); err != nil {
 			return err
 		}
-		target, err := m.theirs.Readlink(ctx, st.Path)
-		if err != nil {
+		if err := m.dst.Symlink(ctx, te.target, mp); err != nil {
 			return err
 		}
-		if err := m.dst.Symlink(ctx, target, mp); err != nil {
-			return err
-		}
-		changed = true
+		cur.xattrs = nil
 	case takeTheirs:
 		if err := vfs.UpdateEntry(ctx, m.dst, mp, m.theirs, st.Path); err != nil {
 			return err
 		}
-		changed = true
+		cur = te
 	case data != nil:
 		if err := m.dst.WriteFile(ctx, mp, data, perm); err != nil {
 			return err
 		}
-		changed = true
 	}
-	if oe.typ != "symlink" {
-		if perm != oe.perm || changed {
-			if err := m.dst.Chmod(ctx, mp, perm); err != nil {
-				return err
-			}
-		}
-		if uid != oe.uid || gid != oe.gid || changed {
-			if err := m.dst.Chown(ctx, mp, int(uid), int(gid)); err != nil {
-				return err
-			}
+	if oe.typ != "symlink" && perm != cur.perm {
+		if err := m.dst.Chmod(ctx, mp, perm); err != nil {
+			return err
 		}
 	}
-	cur, err := m.dst.Listxattr(ctx, mp)
-	if err != nil {
-		return err
+	if oe.typ != "symlink" && (uid != cur.uid || gid != cur.gid) {
+		if err := m.dst.Chown(ctx, mp, int(uid), int(gid)); err != nil {
+			return err
+		}
 	}
-	for _, n := range cur {
+	for n := range cur.xattrs {
 		if _, keep := xattrs[n]; !keep {
 			if err := m.dst.Removexattr(ctx, mp, n); err != nil {
 				return err
 			}
-			changed = true
 		}
 	}
 	for n, v := range xattrs {
-		if old, ok := oe.xattrs[n]; !ok || old != v || takeTheirs {
+		if old, ok := cur.xattrs[n]; !ok || old != v {
 			if err := m.dst.Setxattr(ctx, mp, n, []byte(v)); err != nil {
 				return err
 			}
-			changed = true
 		}
 	}
-	if changed || perm != oe.perm || uid != oe.uid || gid != oe.gid {
+	if takeTheirs || data != nil || perm != oe.perm || uid != oe.uid || gid != oe.gid || !maps.Equal(xattrs, oe.xattrs) {
 		m.touched(mp)
 	}
 	return nil
