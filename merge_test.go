@@ -399,3 +399,46 @@ func TestRestorePaths(t *testing.T) {
 		t.Fatalf("the checkpoint before the restore reads %q", got)
 	}
 }
+
+// TestMergeSpecialFiles: a FIFO one side adds and a device whose number
+// one side changes merge like files; both sides changing it clash.
+func TestMergeSpecialFiles(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	if err := p.Mknod(ctx, "dev", fs.ModeDevice|fs.ModeCharDevice|0o600, 1<<8|3); err != nil {
+		t.Fatal(err)
+	}
+	f := mustFork(t, p, "f")
+	if err := f.Mknod(ctx, "fifo", fs.ModeNamedPipe|0o644, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Remove(ctx, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Mknod(ctx, "dev", fs.ModeDevice|fs.ModeCharDevice|0o600, 1<<8|5); err != nil {
+		t.Fatal(err)
+	}
+	r := mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	for name, want := range map[string]fs.FileMode{"fifo": fs.ModeNamedPipe, "dev": fs.ModeDevice} {
+		fi, err := p.Lstat(ctx, name)
+		if err != nil || fi.Mode()&want == 0 {
+			t.Fatalf("%s after the merge: %v, %v", name, fi, err)
+		}
+	}
+	if rdev := mustLstat(t, p.FS, "dev").Sys().(*vfs.Attr).Rdev; rdev != 1<<8|5 {
+		t.Fatalf("device number %d after the merge", rdev)
+	}
+}
+
+func mustLstat(t *testing.T, f *vfs.FS, name string) fs.FileInfo {
+	t.Helper()
+	fi, err := f.Lstat(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}

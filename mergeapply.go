@@ -109,6 +109,9 @@ func readEntry(ctx context.Context, f *vfs.FS, p string) (entry, error) {
 	switch {
 	case fi.IsDir():
 		e.typ = "dir"
+	case fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice) != 0:
+		e.typ = "special" // FIFO, socket or device: its kind and number are its contents
+		e.hash = fmt.Sprintf("%v %d", fi.Mode().Type(), a.Rdev)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		e.typ = "symlink"
 		if e.target, err = f.Readlink(ctx, p); err != nil {
@@ -533,6 +536,9 @@ func (m *merger) mergeEntry(ctx context.Context, mp string, st merge.Step, be, o
 	} else if oe.typ == "symlink" {
 		contentKind = merge.Symlink
 		clash(merge.Symlink, fmt.Sprintf("target: ours %s, theirs %s", oe.target, te.target))
+	} else if oe.typ == "special" {
+		contentKind = merge.Binary
+		clash(merge.Binary, fmt.Sprintf("special file: ours %s, theirs %s", oe.hash, te.hash))
 	} else {
 		var text bool
 		data, text, contentKind = m.mergeText(ctx, mp, st, oe, te)
@@ -600,14 +606,18 @@ func (m *merger) mergeText(ctx context.Context, mp string, st merge.Step, oe, te
 func (m *merger) writeEntry(ctx context.Context, mp string, st merge.Step, oe, te entry, perm fs.FileMode, uid, gid uint32, xattrs map[string]string, data []byte, takeTheirs bool) error {
 	cur := oe // what mp holds as the steps go
 	switch {
-	case takeTheirs && oe.typ == "symlink":
+	case takeTheirs && oe.typ != "file":
+		// a symbolic link or special file changes by being made anew
 		if err := m.dst.Remove(ctx, mp); err != nil {
 			return err
 		}
-		if err := m.dst.Symlink(ctx, te.target, mp); err != nil {
+		if err := vfs.CopyEntry(ctx, m.dst, mp, m.theirs, st.Path); err != nil {
 			return err
 		}
-		cur.xattrs = nil
+		cur = te
+		if te.typ == "symlink" {
+			cur.xattrs = nil // CopyEntry makes a link without them
+		}
 	case takeTheirs:
 		if err := vfs.UpdateEntry(ctx, m.dst, mp, m.theirs, st.Path); err != nil {
 			return err
