@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -94,12 +95,16 @@ func BenchmarkLargeFile(b *testing.B) {
 	_, err := e.client.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
 	must(b, err)
 	dir := b.TempDir()
-	src := filepath.Join(dir, "big.bin")
-	f, err := os.Create(src)
-	must(b, err)
-	_, err = io.CopyN(f, randReader{}, size)
-	must(b, err)
-	f.Close()
+	// Two files of different bytes, so neither write finds the other's
+	// chunks already stored.
+	src, src2 := filepath.Join(dir, "big.bin"), filepath.Join(dir, "big2.bin")
+	for _, p := range []string{src, src2} {
+		f, err := os.Create(p)
+		must(b, err)
+		_, err = io.CopyN(f, randReader{}, size)
+		must(b, err)
+		f.Close()
+	}
 	plain := plainServer(b, dir)
 	upload := func(b *testing.B, u string) {
 		f, err := os.Open(src)
@@ -121,6 +126,19 @@ func BenchmarkLargeFile(b *testing.B) {
 	}{
 		{"rest-upload", func(b *testing.B) { upload(b, e.url+"/v1/workspaces/w/files/big.bin") }},
 		{"plain-upload", func(b *testing.B) { upload(b, plain+"/up.bin") }},
+		{"library-write", func(b *testing.B) {
+			f, err := os.Open(src2)
+			must(b, err)
+			defer f.Close()
+			_, err = e.local.Write(ctx, "w", "lib.bin", f, httpapi.WriteRequest{})
+			must(b, err)
+		}},
+		{"library-read", func(b *testing.B) {
+			d, err := e.local.Open(ctx, "w", "lib.bin", httpapi.ReadRequest{Length: -1})
+			must(b, err)
+			_, err = io.Copy(io.Discard, d)
+			must(b, errors.Join(err, d.Close()))
+		}},
 		{"rest-download", func(b *testing.B) { get(b, e.url+"/v1/workspaces/w/files/big.bin") }},
 		{"plain-download", func(b *testing.B) { get(b, plain+"/big.bin") }},
 	} {
