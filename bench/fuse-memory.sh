@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Memory of a `forkspace fuse mount` daemon serving a workspace of N files
 # (default 100,000 files of ~10 KiB), after a full walk that stats every
-# file (`ls -lR`) and after reading every file (`cat`): peak and current
-# resident set of the daemon, from /proc.
+# file (`ls -lR`) and after reading every file (`cat`): the daemon's peak
+# resident set, its anonymous memory (heap) and its file-backed pages
+# (SQLite maps meta.db, where small files live: page cache, shared and
+# reclaimable), from /proc.
 #
 #   bash bench/fuse-memory.sh [FILES]
 #
