@@ -2,7 +2,8 @@
 // AWS SDKs and CLI, rclone, s3cmd, any S3 library) read and write
 // workspaces. The protocol layer is github.com/johannesboyne/gofakes3's
 // (path-style requests: http://HOST/BUCKET/KEY); this package is its
-// backend over the store, plus the signature check gofakes3 does not do.
+// backend over the store, plus the signature check gofakes3 does not do
+// (docs/decisions/015-protocol-doors.md says why).
 //
 // # Buckets and keys
 //

@@ -2,7 +2,8 @@
 // a workspace mounts on a desktop (Finder, Explorer, GNOME Files, davfs2)
 // or syncs with any WebDAV client, without FUSE. The protocol is
 // golang.org/x/net/webdav's; this package is its FileSystem over the
-// store, plus the edges that handler leaves open.
+// store, plus the edges that handler leaves open
+// (docs/decisions/015-protocol-doors.md).
 //
 // # Namespace
 //
