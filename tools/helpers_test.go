@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/provider/localprovider"
 	"github.com/forkspace/forkspace/provider/memprovider"
 	"github.com/forkspace/forkspace/tools"
 )
@@ -32,6 +33,25 @@ func newEnv(t *testing.T, opts tools.Options) *env {
 		t.Fatal(err)
 	}
 	return &env{t: t, ws: ws, set: tools.New(opts)}
+}
+
+// sessions returns a function that opens workspace name (made on first
+// use) of one in-memory store for a session of that name.
+func sessions(t *testing.T) func(name string) provider.Workspace {
+	t.Helper()
+	ctx := context.Background()
+	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return func(name string) provider.Workspace {
+		ws, _, err := p.Open(ctx, memprovider.Config{Config: localprovider.Config{Workspace: name}}, provider.Session{ID: name}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
 }
 
 // call runs a tool with args given as a Go value.

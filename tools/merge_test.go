@@ -3,13 +3,10 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/forkspace/forkspace/provider"
-	"github.com/forkspace/forkspace/provider/localprovider"
-	"github.com/forkspace/forkspace/provider/memprovider"
 	"github.com/forkspace/forkspace/tools"
 )
 
@@ -18,18 +15,7 @@ import (
 // and next step, and other tools' results say conflicts are pending.
 func TestMergeTools(t *testing.T) {
 	ctx := context.Background()
-	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	open := func(name string) provider.Workspace {
-		ws, _, err := p.Open(ctx, memprovider.Config{Config: localprovider.Config{Workspace: name}}, provider.Session{ID: name}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ws
-	}
+	open := sessions(t)
 	set := tools.New(tools.Options{})
 	call := func(ws provider.Workspace, name, args string) tools.Result {
 		t.Helper()

@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/provider"
-	"github.com/forkspace/forkspace/provider/localprovider"
-	"github.com/forkspace/forkspace/provider/memprovider"
 	"github.com/forkspace/forkspace/tools"
 )
 
@@ -188,18 +185,7 @@ func TestAutoCheckpointLabels(t *testing.T) {
 // fork is told so.
 func TestDiffAgainstParent(t *testing.T) {
 	ctx := context.Background()
-	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	open := func(name string) provider.Workspace {
-		ws, _, err := p.Open(ctx, memprovider.Config{Config: localprovider.Config{Workspace: name}}, provider.Session{ID: name}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ws
-	}
+	open := sessions(t)
 	set := tools.New(tools.Options{})
 	call := func(ws provider.Workspace, name string, args string) tools.Result {
 		return set.Call(ctx, tools.Direct(ws), name, json.RawMessage(args))
