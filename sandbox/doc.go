@@ -22,9 +22,12 @@
 // target) are kept, the others rewritten (Stats.Reused, Stats.Written).
 // setuid and setgid bits are never materialized.
 //
-// A fork's first run starts from its parent's work dir when this process
-// has that one materialized and idle (its manifest known; no run holds it
-// in this or another process, by its lock and token): the parent's
+// A fork's first run starts from its parent's work dir when that one is
+// materialized and idle (no run holds it in this or another process, by
+// its lock) and its manifest is known: this process's, or, for a default
+// work dir, the one a process left in the parent's state directory when
+// it closed its Shell, as long as no run changed the dir since (the
+// token). The parent's
 // entries are recreated in the fork's empty work dir — files by reflink
 // (FICLONE) where the file system supports it, else by copy_file_range,
 // never by hard link, so nothing a command in the fork does reaches the
@@ -33,7 +36,9 @@
 // manifest says is written from the workspace instead. The sync then
 // diffs the state the parent's dir mirrors against the fork's (vfs.Diff)
 // and writes only the difference (Stats.Seeded, Cloned, Copied). Without
-// such a parent the first run materializes everything.
+// such a parent the first run materializes everything. (Sharing the
+// parent's files instead of copying them was evaluated and not adopted:
+// docs/decisions/013.)
 //
 // # Work dirs on disk
 //

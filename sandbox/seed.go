@@ -16,32 +16,46 @@ import (
 )
 
 // seed fills the empty work dir of a fork from the work dir of its parent,
-// when this process holds that one materialized and idle (its manifest
-// known, no run in it here or in another process): every entry the
-// parent's manifest records is recreated from the parent's host copy —
-// files by reflink (FICLONE) where the file system shares extents, else
-// by an in-kernel copy (copy_file_range), never by a hard link, so a
-// command in the fork cannot reach the parent's bytes — and the manifest
-// entries are taken over with the new host identities. The work dir then
-// mirrors the parent's state, and the sync that follows writes only what
-// Diff reports between that state and the fork's. It reports false when
-// there is nothing to seed from; the caller then materializes everything.
+// when that one is materialized and idle (its manifest known, no run in it
+// here or in another process): every entry the parent's manifest records
+// is recreated from the parent's host copy — files by reflink (FICLONE)
+// where the file system shares extents, else by an in-kernel copy
+// (copy_file_range), never by a hard link, so a command in the fork cannot
+// reach the parent's bytes — and the manifest entries are taken over with
+// the new host identities. The work dir then mirrors the parent's state,
+// and the sync that follows writes only what Diff reports between that
+// state and the fork's. The parent's manifest is this process's, or the
+// one a process left in the parent's state directory when it closed its
+// Shell (saved.go), valid while no run changed the dir since (the token).
+// It reports false when there is nothing to seed from; the caller then
+// materializes everything.
 func (s *Shell) seed(ctx context.Context, host *os.Root, stats *Stats) (bool, error) {
 	parent := s.ws.ParentID()
 	if parent == "" || !emptyDir(host) {
 		return false, nil
 	}
+	var from *saved
 	pst, pdir := s.idleState(parent)
-	if pst == nil {
+	if pst != nil {
+		defer pst.mu.Unlock()
+		from = &saved{token: pst.token, synced: pst.synced, pending: pst.pending, man: pst.man}
+	} else if filepath.Dir(s.dir) == defaultBase() {
+		// A parent with a default work dir, closed by another process.
+		pdir = filepath.Join(defaultBase(), parent)
+	} else {
 		return false, nil
 	}
-	defer pst.mu.Unlock()
 	lf, err := lockFile(pdir+".state", false)
 	if err != nil {
 		return false, nil // busy in another process, or swept
 	}
 	defer lf.Close()
-	if token, err := os.ReadFile(filepath.Join(pdir+".state", "token")); err != nil || string(token) != pst.token {
+	if from == nil {
+		if from, err = loadSaved(pdir + ".state"); err != nil {
+			return false, nil
+		}
+	}
+	if token, err := os.ReadFile(filepath.Join(pdir+".state", "token")); err != nil || string(token) != from.token {
 		return false, nil // another process used it since
 	}
 	src, err := os.OpenRoot(pdir)
@@ -53,8 +67,8 @@ func (s *Shell) seed(ctx context.Context, host *os.Root, stats *Stats) (bool, er
 	// creating files is most of the cost.
 	st := s.st
 	var files []string
-	for _, p := range slices.Sorted(maps.Keys(pst.man)) {
-		pe := pst.man[p]
+	for _, p := range slices.Sorted(maps.Keys(from.man)) {
+		pe := from.man[p]
 		if pe.kind == kindFile {
 			files = append(files, p)
 			continue
@@ -77,7 +91,7 @@ func (s *Shell) seed(ctx context.Context, host *os.Root, stats *Stats) (bool, er
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			seeded[i], errs[i] = seedFile(src, host, p, pst.man[p], st.owner)
+			seeded[i], errs[i] = seedFile(src, host, p, from.man[p], st.owner)
 		})
 	}
 	wg.Wait()
@@ -91,10 +105,10 @@ func (s *Shell) seed(ctx context.Context, host *os.Root, stats *Stats) (bool, er
 		}
 		stats.Copied += sf.copied
 	}
-	for p, sub := range pst.pending {
+	for p, sub := range from.pending {
 		mark(st.pending, p, sub)
 	}
-	st.synced = pst.synced
+	st.synced = from.synced
 	return true, nil
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -183,5 +184,65 @@ func separateCopies(t *testing.T, a, b string, changed ...string) {
 	})
 	if n == 0 {
 		t.Error("no file in common")
+	}
+}
+
+// TestForkSeedsFromClosedParent: a parent's Shell closed (its process
+// gone) leaves its manifest in its state directory, and a fork's first
+// run seeds from it; a manifest another run made stale (the token moved)
+// or that is unreadable is not used, and the fork materializes everything.
+func TestForkSeedsFromClosedParent(t *testing.T) {
+	needBwrap(t)
+	t.Setenv("TMPDIR", sandboxtest.Dir(t)) // default work dirs, found by ID
+	_, parent := newWorkspace(t)
+	ctx := context.Background()
+	for i := range 60 {
+		writeWS(t, parent, fmt.Sprintf("d%d/f%d", i%3, i), fmt.Sprint("file ", i), 0o644)
+	}
+	ps := New(parent, Options{})
+	t.Cleanup(func() { ps.Discard() })
+	mustExec(t, ps, "echo by-command > d1/cmd")
+	if err := ps.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Close(); err != nil { // idempotent, and keeps what it saved
+		t.Fatal(err)
+	}
+	firstRun := func(name string) (Stats, *forkspace.Workspace) {
+		fork, err := parent.Fork(ctx, name, forkspace.ForkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeWS(t, fork, "d0/f0", "fork changed", 0o644)
+		fs := New(fork, Options{})
+		t.Cleanup(func() { fs.Discard() })
+		if got := mustExec(t, fs, "cat d1/cmd d0/f0"); got.Stdout != "by-command\nfork changed" {
+			t.Errorf("%s's first run read %q", name, got.Stdout)
+		}
+		sameTree(t, fs, fork)
+		return fs.Stats(), fork
+	}
+	if st, _ := firstRun("fork1"); st.Full || st.Seeded < 60 || st.Written != 1 {
+		t.Errorf("first run of a fork of a closed parent: %+v, want seeded, 1 file written", st)
+	}
+	state := ps.stateDir()
+	if err := os.WriteFile(filepath.Join(state, "token"), []byte("another process ran"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := firstRun("fork2"); !st.Full || st.Seeded != 0 {
+		t.Errorf("first run with a stale saved manifest: %+v, want materialized whole", st)
+	}
+	saved, err := os.ReadFile(filepath.Join(state, savedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, savedFile), saved[:len(saved)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeSaved(saved[:len(saved)/2]); !errors.Is(err, errSaved) {
+		t.Errorf("decoding half a saved manifest: %v, want errSaved", err)
+	}
+	if st, _ := firstRun("fork3"); !st.Full || st.Seeded != 0 {
+		t.Errorf("first run with a truncated saved manifest: %+v, want materialized whole", st)
 	}
 }

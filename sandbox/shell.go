@@ -626,24 +626,31 @@ func (s *Shell) record(ctx context.Context, req provider.ExecRequest, res provid
 
 // Close releases what the process keeps for the work dir (its inotify
 // watches). The work dir stays on disk for the next Shell, whose first run
-// rematerializes it. Runs in flight finish first; Close is idempotent.
+// rematerializes it; its manifest stays in the state directory, where the
+// first run of a fork in another process can seed from it (see Materialize
+// in the package documentation). Runs in flight finish first; Close is
+// idempotent.
 func (s *Shell) Close() error {
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.dropWatch()
+	err := st.save(s.stateDir())
 	st.man = nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // no state dir: nothing ran
+		return fmt.Errorf("close shell: save the manifest: %w", err)
+	}
 	return nil
 }
 
 // Discard closes the Shell and removes the work dir and its state
 // directory from the host (for example when the workspace is deleted).
 func (s *Shell) Discard() error {
-	if err := s.Close(); err != nil {
-		return err
-	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.dropWatch()
+	st.man = nil
 	if err := errors.Join(os.RemoveAll(s.dir), os.RemoveAll(s.stateDir())); err != nil {
 		return fmt.Errorf("discard work dir: %w", err)
 	}
