@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -215,8 +216,11 @@ func TestCorruptChunk(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReadAt(t.Context(), m, make([]byte, m.Size), 0); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("read of a file with a missing chunk: %v, want fs.ErrNotExist", err)
+	// A missing chunk is damage too (issue 12): not "no such file", and
+	// never the blob's host path.
+	_, err = s.ReadAt(t.Context(), m, make([]byte, m.Size), 0)
+	if !errors.Is(err, errdefs.ErrCorrupt) || errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), dir) {
+		t.Fatalf("read of a file with a missing chunk: %v, want errdefs.ErrCorrupt without the path", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package content
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -139,14 +140,28 @@ func (s *Store) chunk(ctx context.Context, e Extent, inline bool) ([]byte, error
 // loadChunk reads a whole chunk; the blob store verifies whole-blob reads.
 func (s *Store) loadChunk(ctx context.Context, e Extent) ([]byte, error) {
 	data, err := s.opts.Blobs.Get(ctx, e.Hash, 0, -1)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errMissing("chunk", e)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get chunk %s: %w", e.Hash.Short(), err)
 	}
 	return data, nil
 }
 
+// errMissing is the error of a chunk or inline body that a manifest
+// references and the store does not hold: damage (errdefs.ErrCorrupt,
+// not fs.ErrNotExist: the file exists, its bytes are gone), named by its
+// hash and never by where the driver keeps it.
+func errMissing(what string, e Extent) error {
+	return fmt.Errorf("%s %s of %d bytes is missing from the store: %w", what, e.Hash.Short(), e.Size, errdefs.ErrCorrupt)
+}
+
 func (s *Store) loadInline(ctx context.Context, e Extent) ([]byte, error) {
 	data, err := s.opts.Meta.GetInline(ctx, e.Hash)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errMissing("inline body", e)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get inline body %s: %w", e.Hash.Short(), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/forkspace/forkspace/httpapi"
@@ -108,4 +109,14 @@ func TestGCFsckDf(t *testing.T) {
 		t.Fatalf("fsck --json: %v %s", err, out)
 	}
 	c.fails(exitCorrupt, nil, "-w", "a", "cat", "/big")
+
+	// A blob deleted from under the store is damage as well (it exited 3,
+	// "no such file", with the blob's host path in the message).
+	if err := os.Remove(blob); err != nil {
+		t.Fatal(err)
+	}
+	if msg := c.fails(exitCorrupt, nil, "-w", "a", "cat", "/big"); strings.Contains(msg, c.store) || !strings.Contains(msg, "missing from the store") {
+		t.Errorf("cat of a file whose chunk is gone: %q", msg)
+	}
+	c.fails(exitCorrupt, nil, "fsck")
 }
