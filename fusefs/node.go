@@ -107,6 +107,7 @@ func (w *ws) fill(fi fs.FileInfo, out *fuse.Attr) {
 	mtime := fi.ModTime()
 	a, ok := fi.Sys().(*vfs.Attr)
 	if !ok { // a virtual mount's entry
+		out.Mode = virtualMode(fi.Mode())
 		out.SetTimes(&mtime, &mtime, &mtime)
 		return
 	}
@@ -133,6 +134,17 @@ func unixMode(m fs.FileMode) uint32 {
 		if m.Type() == t.mode {
 			return t.unix | vfs.UnixMode(m)
 		}
+	}
+	return syscall.S_IFREG | vfs.UnixMode(m)
+}
+
+// virtualMode is unixMode for an entry of a virtual mount: the daemon
+// serves its bytes, so anything but a directory is a regular file (a
+// device there, such as dev:'s zero, is not a device node the kernel
+// would open itself on a nodev mount).
+func virtualMode(m fs.FileMode) uint32 {
+	if m.IsDir() {
+		return syscall.S_IFDIR | vfs.UnixMode(m)
 	}
 	return syscall.S_IFREG | vfs.UnixMode(m)
 }
@@ -492,9 +504,9 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	}
 	out := dots(len(ents))
 	for _, e := range ents {
-		d := fuse.DirEntry{Name: e.Name(), Mode: unixMode(e.Type()) &^ 0o7777}
-		if i, ok := e.(interface{ Ino() uint64 }); ok {
-			d.Ino = n.w.ino(i.Ino())
+		d := fuse.DirEntry{Name: e.Name(), Mode: virtualMode(e.Type()) &^ 0o7777}
+		if i, ok := e.(interface{ Ino() uint64 }); ok { // stored, not virtual
+			d.Mode, d.Ino = unixMode(e.Type())&^0o7777, n.w.ino(i.Ino())
 		}
 		out = append(out, d)
 	}
