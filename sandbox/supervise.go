@@ -36,13 +36,19 @@ var runSeq atomic.Uint64
 // namespace, which takes every process of the command with it:
 // bubblewrap's own --die-with-parent is lost when the child changes its
 // uid, so the command used to outlive a server killed with SIGKILL.
-func gateScript(fd int) string {
-	return fmt.Sprintf(`trap 'kill -KILL $(cat /proc/$b/task/$b/children 2>/dev/null) $b 2>/dev/null; exit 137' TERM
+//
+// With a host uid of the run's own (uidKill, a command line run as that
+// uid, non-empty), the trap first kills every process of that uid: the
+// uid is leased to this run alone, so that is exactly the run, whatever
+// moment the signal lands in — before bubblewrap's pid is known, or
+// before /proc lists its child (TestNoOrphans saw both under load).
+func gateScript(fd int, uidKill string) string {
+	return fmt.Sprintf(`trap '%[2]s kill -KILL $(cat /proc/$b/task/$b/children 2>/dev/null) $b 2>/dev/null; exit 137' TERM
 b=
-read g <&%d && [ "$g" = go ] || exit 125
+read g <&%[1]d && [ "$g" = go ] || exit 125
 "$0" "$@" %[1]d<&- &
 b=$!
-wait $b`, fd)
+wait $b`, fd, uidKill)
 }
 
 // killTree kills pid's children and grandchildren (the gate's bubblewrap
@@ -111,6 +117,7 @@ func (r *run) supervise(ctx context.Context) (outcome, error) {
 		return outcome{}, fmt.Errorf("exec: %w", err)
 	}
 	argv := append([]string{r.bwrap}, r.args()...)
+	uidKill := ""
 	if r.hostUID != 0 {
 		// bubblewrap and the command run as the run's own host uid (the
 		// user namespace maps the sandbox's uid to it); the gate stays
@@ -121,8 +128,11 @@ func (r *run) supervise(ctx context.Context) (outcome, error) {
 		}
 		id := strconv.Itoa(r.hostUID)
 		argv = append([]string{setpriv, "--reuid=" + id, "--regid=" + id, "--groups=" + strconv.Itoa(HostGID), "--"}, argv...)
+		// kill(-1) as the run's uid signals every process of it but the
+		// caller.
+		uidKill = setpriv + " --reuid=" + id + " --regid=" + id + " --clear-groups -- /bin/sh -c \"kill -KILL -1\" 2>/dev/null;"
 	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", gateScript(3 + len(files))}, argv...)...)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", gateScript(3+len(files), uidKill)}, argv...)...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, outW, errW // stdin: /dev/null
 	cmd.ExtraFiles = append(files, gateR)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
