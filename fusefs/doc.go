@@ -20,7 +20,8 @@
 // close returns the data is on disk and visible to every other surface.
 // A file unlinked while open stays readable through its descriptor.
 // renameat2(2) supports RENAME_NOREPLACE and RENAME_EXCHANGE. mknod
-// makes regular files only (no FIFOs, sockets or devices: ENOTSUP).
+// makes FIFOs, sockets and devices (vfs.Mknod; the kernel runs them), and
+// a virtual mount's entries (dev:) are regular files the daemon serves.
 // statfs shows the workspace's quota as the file system's size. Owners
 // are the workspace's; Options.UID/GID swap owner 0 with a host user.
 // Permission checks are the kernel's (default_permissions).
