@@ -35,11 +35,15 @@ var _ Shell = (*sandbox.Shell)(nil)
 
 // LocalOptions configure Local.
 type LocalOptions struct {
-	// Audit records every mutation Local makes (tool "rest.<call>"), with
-	// the actor of the call's context or else Actor. nil records
+	// Audit records every mutation Local makes (tool "<Surface>.<call>"),
+	// with the actor of the call's context or else Actor. nil records
 	// nothing.
 	Audit audit.Recorder
 	Actor audit.Actor
+	// Surface names the door the calls come through in recorded tool
+	// names: "rest" (the default) for the server, "cli" for the CLI on a
+	// store it opened itself.
+	Surface string
 	// Shell builds exec's shell for a workspace (nil: Exec fails with
 	// errors.ErrUnsupported). It records its runs itself if it should.
 	Shell func(ctx context.Context, w *forkspace.Workspace) (Shell, error)
@@ -84,7 +88,11 @@ func (l *Local) record(ctx context.Context, id, call string, args any, fn func(c
 	if audit.ActorFrom(ctx) == (audit.Actor{}) {
 		ctx = audit.WithActor(ctx, l.opts.Actor)
 	}
-	return audit.Run(ctx, l.opts.Audit, audit.Call{WorkspaceID: id, Tool: "rest." + call, Args: args}, fn)
+	surface := l.opts.Surface
+	if surface == "" {
+		surface = "rest"
+	}
+	return audit.Run(ctx, l.opts.Audit, audit.Call{WorkspaceID: id, Tool: surface + "." + call, Args: args}, fn)
 }
 
 // workspace returns the workspace ref names (a name or an ID; a

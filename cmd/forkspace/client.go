@@ -40,7 +40,12 @@ func (a *app) api(ctx context.Context) (httpapi.API, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The CLI's mutations are in the audit log like every other door's
+	// (issue 14: 'forkspace log' was empty after the README's CLI flow).
 	a.backend = httpapi.NewLocal(st, httpapi.LocalOptions{
+		Audit:        st.AuditLog(),
+		Actor:        audit.Actor{Name: "cli"},
+		Surface:      "cli",
 		MountDrivers: mountDrivers(),
 		Shell:        a.shell,
 		GCProgress:   func(phase string, done, total int64) { a.gcProgress(phase, done, total) },

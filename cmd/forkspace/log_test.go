@@ -36,7 +36,9 @@ func TestLogCommand(t *testing.T) {
 
 	var all []audit.Entry
 	c.json(&all, "log", "--json")
-	if len(all) != 4 || all[0].Tool != "library.Remove" || all[0].Error == "" || all[3].Tool != "library.WriteFile" {
+	// Newest first: the library calls, then the CLI's own two creates.
+	if len(all) != 6 || all[0].Tool != "library.Remove" || all[0].Error == "" || all[3].Tool != "library.WriteFile" ||
+		all[5].Tool != "cli.create" || all[5].Actor != "cli" {
 		t.Fatalf("log --json = %+v", all)
 	}
 	var a []audit.Entry
