@@ -80,6 +80,19 @@ type API interface {
 	// to stdout and stderr as it comes (nil: not copied).
 	Exec(ctx context.Context, ws string, r provider.ExecRequest, stdout, stderr io.Writer) (provider.ExecResult, error)
 
+	// Merge merges state r.From into ws, three-way (forkspace.Merge);
+	// with the fail policy and conflicts it returns them and an error
+	// matching errdefs.ErrConflict, and nothing changes.
+	Merge(ctx context.Context, ws string, r MergeRequest) (forkspace.MergeResult, error)
+	// CherryPick brings paths of a state into ws (forkspace.CherryPick).
+	CherryPick(ctx context.Context, ws string, r CherryPickRequest) (forkspace.MergeResult, error)
+	// RestorePaths brings paths of ws back to a checkpoint's.
+	RestorePaths(ctx context.Context, ws string, r RestorePathsRequest) (forkspace.MergeResult, error)
+	// Conflicts lists ws's unresolved merge conflicts.
+	Conflicts(ctx context.Context, ws string) ([]forkspace.Conflict, error)
+	// Resolve settles one conflict and returns how many are left.
+	Resolve(ctx context.Context, ws string, r ConflictResolution) (int, error)
+
 	// Mounts describes ws's mounts.
 	Mounts(ctx context.Context, ws string) ([]forkspace.MountInfo, error)
 	// MountAction flushes, refreshes or prefetches root ("" all mounts).

@@ -58,7 +58,7 @@ var (
 // from it.
 var routes []route
 
-func init() { routes = routeTable() }
+func init() { routes = append(routeTable(), mergeRoutes()...) }
 
 func routeTable() []route {
 	return []route{

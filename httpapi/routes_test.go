@@ -28,10 +28,14 @@ var bodies = map[string]string{
 	"POST /v1/workspaces/{ws}/exec":            `{"command":"true"}`,
 	"POST /v1/workspaces/{ws}/mounts/{action}": `{}`,
 	"POST /v1/workspaces/{ws}/mounts/resolve":  `{"path":"m/x","keep_local":true}`,
-	"POST /v1/gc": `{"dry_run":true}`,
-	"PUT /v1/workspaces/{ws}/files/{path...}": `data`,
-	"POST /v1/workspaces/{ws}/import":         ``,
-	"GET /v1/diff":                            ``,
+	"POST /v1/workspaces/{ws}/merge":           `{"from":"other"}`,
+	"POST /v1/workspaces/{ws}/cherry-pick":     `{"from":"other","paths":["a"]}`,
+	"POST /v1/workspaces/{ws}/restore-paths":   `{"checkpoint":"c","paths":["a"]}`,
+	"POST /v1/workspaces/{ws}/resolve":         `{"path":"a","take":"ours"}`,
+	"POST /v1/gc":                              `{"dry_run":true}`,
+	"PUT /v1/workspaces/{ws}/files/{path...}":  `data`,
+	"POST /v1/workspaces/{ws}/import":          ``,
+	"GET /v1/diff":                             ``,
 }
 
 // TestEveryRoute tries each route with a foreign Origin (403), in a

@@ -26,6 +26,7 @@ func TestCLIThroughServer(t *testing.T) {
 		"MountConflictCommands": TestMountConflictCommands,
 		"ExecPullRefused":       TestExecPullRefused,
 		"DeleteRemovesWorkDir":  TestDeleteRemovesWorkDir,
+		"MergeCommands":         TestMergeCommands,
 	} {
 		t.Run(name, test)
 	}

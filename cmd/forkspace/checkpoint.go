@@ -70,12 +70,11 @@ func restoreCmd(a *app) *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			if len(paths) > 0 {
-				// Not in the API yet: on the store itself only.
-				w, err := a.live(c.Context(), "restore")
+				ws, err := a.into(c.Context(), "")
 				if err != nil {
 					return err
 				}
-				r, err := w.RestorePaths(c.Context(), argv[0], paths)
+				r, err := a.backend.RestorePaths(c.Context(), ws, httpapi.RestorePathsRequest{Checkpoint: argv[0], Paths: paths})
 				return a.printMerge("restored", r, err)
 			}
 			ws, err := a.files(c.Context())

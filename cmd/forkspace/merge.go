@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 // policyFlags are --fail, --ours and --theirs.
@@ -48,11 +50,11 @@ func mergeCmd(a *app) *cobra.Command {
 			"--ours/--theirs settle them.",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			w, err := a.into(c.Context(), into, "merge")
+			ws, err := a.into(c.Context(), into)
 			if err != nil {
 				return err
 			}
-			r, err := w.Merge(c.Context(), argv[0], forkspace.MergeOptions{Base: base, Policy: pol.policy()})
+			r, err := a.backend.Merge(c.Context(), ws, httpapi.MergeRequest{From: argv[0], Base: base, Policy: pol.policy()})
 			return a.printMerge("merged", r, err)
 		},
 	}
@@ -75,11 +77,11 @@ func cherryPickCmd(a *app) *cobra.Command {
 			"made at or under the paths since the common ancestor, three-way, as merge does.",
 		Args: args(cobra.MinimumNArgs(2)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			w, err := a.live(c.Context(), "cherry-pick")
+			ws, err := a.into(c.Context(), "")
 			if err != nil {
 				return err
 			}
-			r, err := w.CherryPick(c.Context(), argv[0], argv[1:], forkspace.CherryPickOptions{Changes: changes, Policy: pol.policy()})
+			r, err := a.backend.CherryPick(c.Context(), ws, httpapi.CherryPickRequest{From: argv[0], Paths: argv[1:], Changes: changes, Policy: pol.policy()})
 			return a.printMerge("picked", r, err)
 		},
 	}
@@ -94,11 +96,11 @@ func conflictsCmd(a *app) *cobra.Command {
 		Short: "List the workspace's unresolved merge conflicts",
 		Args:  args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			w, err := a.live(c.Context(), "conflicts")
+			ws, err := a.into(c.Context(), "")
 			if err != nil {
 				return err
 			}
-			cs, err := w.Conflicts(c.Context())
+			cs, err := a.backend.Conflicts(c.Context(), ws)
 			if err != nil {
 				return err
 			}
@@ -141,25 +143,22 @@ func resolveCmd(a *app) *cobra.Command {
 			default:
 				return usage("resolve: say how: --ours, --theirs, --markers or --content FILE")
 			}
-			w, err := a.live(c.Context(), "resolve")
+			ws, err := a.into(c.Context(), "")
 			if err != nil {
 				return err
 			}
-			if err := w.Resolve(c.Context(), argv[0], r); err != nil {
-				return err
-			}
-			left, err := w.Conflicts(c.Context())
+			left, err := a.backend.Resolve(c.Context(), ws, httpapi.ConflictResolution{Path: argv[0], Take: r.Take, Content: r.Content})
 			if err != nil {
 				return err
 			}
 			if a.json {
-				return a.printJSON(map[string]any{"workspace": w.Name(), "path": argv[0], "resolved": r.Take, "conflicts_left": len(left)})
+				return a.printJSON(map[string]any{"workspace": ws, "path": argv[0], "resolved": r.Take, "conflicts_left": left})
 			}
-			if len(left) == 0 {
+			if left == 0 {
 				_, err = fmt.Fprintf(a.stdout, "resolved %s (%s); no conflict left: the merge is committed\n", argv[0], r.Take)
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "resolved %s (%s); %d conflicts left\n", argv[0], r.Take, len(left))
+			_, err = fmt.Fprintf(a.stdout, "resolved %s (%s); %d conflicts left\n", argv[0], r.Take, left)
 			return err
 		},
 	}
@@ -171,16 +170,21 @@ func resolveCmd(a *app) *cobra.Command {
 	return c
 }
 
-// into returns the workspace a merge goes into: --into, else -w.
-func (a *app) into(ctx context.Context, into, op string) (*forkspace.Workspace, error) {
+// into names the live workspace a merge-like command changes (--into,
+// else -w) and readies the backend (the store, or a running server).
+func (a *app) into(ctx context.Context, into string) (string, error) {
 	if into == "" {
-		return a.live(ctx, op)
+		ws, cp, err := a.target()
+		if err != nil {
+			return "", err
+		}
+		if cp != "" {
+			return "", fmt.Errorf("%s: %w: a checkpoint cannot change; use -w %s", a.state, errdefs.ErrReadOnly, ws)
+		}
+		into = ws
 	}
-	st, err := a.open(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	return st.Workspace(ctx, into)
+	_, err := a.api(ctx)
+	return into, err
 }
 
 // readInput reads a file, or standard input for "-".
