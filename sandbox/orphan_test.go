@@ -41,7 +41,10 @@ func TestNoOrphans(t *testing.T) {
 		marker := fmt.Sprintf("%d", 900000000+rand.IntN(99999999))
 		command := fmt.Sprintf("sleep %s.1 & sleep %s.2", marker, marker)
 		helper := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")
-		helper.Env = append(os.Environ(), orphanHelperEnv+"="+sandboxtest.Dir(t)+"\n"+command)
+		// The helper dies by SIGKILL, before its own cleanup: its
+		// temporary directories go under this test's, which are removed.
+		dir := sandboxtest.Dir(t)
+		helper.Env = append(os.Environ(), orphanHelperEnv+"="+dir+"\n"+command, "TMPDIR="+dir)
 		if err := helper.Start(); err != nil {
 			t.Fatal(err)
 		}
