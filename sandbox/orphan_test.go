@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/provider"
 )
@@ -22,14 +23,22 @@ import (
 // is killed mid-run (TestNoOrphans).
 const orphanHelperEnv = "FORKSPACE_ORPHAN_HELPER"
 
-func TestOrphanHelper(t *testing.T) {
-	spec := os.Getenv(orphanHelperEnv)
-	if spec == "" {
-		t.Skip("helper process of TestNoOrphans")
-	}
+// orphanHelper is the helper process's work (TestMain runs it): a store
+// and a work dir under dir, and one exec of command, which the parent
+// kills mid-run.
+func orphanHelper(spec string) error {
 	dir, command, _ := strings.Cut(spec, "\n")
-	s, _ := newShell(t, Options{WorkDir: filepath.Join(dir, "work")})
-	s.Exec(context.Background(), provider.ExecRequest{Command: command, Timeout: time.Hour})
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: filepath.Join(dir, "store")})
+	if err != nil {
+		return err
+	}
+	ws, err := st.Create(ctx, "w", forkspace.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = New(ws, Options{WorkDir: filepath.Join(dir, "work")}).Exec(ctx, provider.ExecRequest{Command: command, Timeout: time.Hour})
+	return err
 }
 
 // TestNoOrphans kills a process with SIGKILL while its exec runs (a
@@ -40,11 +49,10 @@ func TestNoOrphans(t *testing.T) {
 	for i := range 3 {
 		marker := fmt.Sprintf("%d", 900000000+rand.IntN(99999999))
 		command := fmt.Sprintf("sleep %s.1 & sleep %s.2", marker, marker)
-		helper := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")
-		// The helper dies by SIGKILL, before its own cleanup: its
-		// temporary directories go under this test's, which are removed.
-		dir := sandboxtest.Dir(t)
-		helper.Env = append(os.Environ(), orphanHelperEnv+"="+dir+"\n"+command, "TMPDIR="+dir)
+		helper := exec.Command(os.Args[0], "-test.run=^$")
+		// The helper dies by SIGKILL, before any cleanup of its own: it
+		// keeps everything under this test's directory, which is removed.
+		helper.Env = append(os.Environ(), orphanHelperEnv+"="+sandboxtest.Dir(t)+"\n"+command)
 		if err := helper.Start(); err != nil {
 			t.Fatal(err)
 		}
