@@ -298,7 +298,10 @@ func TestPullBackCrash(t *testing.T) {
 					break
 				}
 				acked = i
-				if n++; n == after+3 {
+				// Only a round waiting for a pull-back's chunk can wait in
+				// vain; in the others, runs faster than the random delay
+				// before the kill are acknowledged meanwhile.
+				if n++; midPull && n == after+3 {
 					t.Fatalf("round %d: no pull-back stored a chunk in 3 runs", round)
 				}
 				if n != after {
