@@ -306,6 +306,7 @@ func (b *backend) PutObject(bucket, key string, meta map[string]string, input io
 		Size int64  `json:"size"`
 	}{key, size}
 	sum := md5.New()
+	var written *vfs.Attr // the file as the batch leaves it
 	err = b.mutate(bucket, "PutObject", args, []string{p}, func(f *vfs.FS) error {
 		if cond != nil {
 			if err := b.checkConditions(f, bucket, p, cond); err != nil {
@@ -326,17 +327,18 @@ func (b *backend) PutObject(bucket, key string, meta map[string]string, input io
 			return err
 		}
 		if mt, ok := parseMtime(meta[mtimeMeta]); ok {
-			return f.Chtimes(b.ctx, p, mt, mt)
-		}
-		return nil
-	})
-	if err == nil && !isDir {
-		if ws, werr := b.st.Workspace(b.ctx, bucket); werr == nil {
-			if fi, serr := ws.Stat(b.ctx, p); serr == nil {
-				a, _ := fi.Sys().(*vfs.Attr)
-				b.etags.put(bucket, p, a, sum.Sum(nil))
+			if err := f.Chtimes(b.ctx, p, mt, mt); err != nil {
+				return err
 			}
 		}
+		fi, err := f.Stat(b.ctx, p)
+		if err == nil {
+			written, _ = fi.Sys().(*vfs.Attr)
+		}
+		return err
+	})
+	if err == nil && written != nil {
+		b.etags.put(bucket, p, written, sum.Sum(nil))
 	}
 	return gofakes3.PutObjectResult{}, err
 }
