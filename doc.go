@@ -19,6 +19,12 @@
 // recorded as data (Conflicts, Resolve) or settled by a policy. CherryPick
 // and RestorePaths bring chosen paths of any state into a workspace.
 //
+// Best-of-N is three calls: Workspace.ForkN forks one state N ways in one
+// transaction, Store.Compare diffs N states pairwise (a change-count
+// matrix and each pair's diff), and Store.Promote merges the chosen fork
+// into its parent (or makes it the parent's head) and deletes the other
+// forks of the same ForkN.
+//
 //	st, err := forkspace.Open(ctx, forkspace.Options{})
 //	ws, err := st.Create(ctx, "agent-1", forkspace.CreateOptions{})
 //	err = ws.WriteFile(ctx, "notes.md", []byte("hello"), 0o644)

@@ -22,31 +22,7 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	ctx := context.Background()
 	st := benchStore(b)
-	base, err := st.Create(ctx, "base", forkspace.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for d := range n / 100 {
-		err := base.Batch(ctx, func(f *vfs.FS) error {
-			dir := fmt.Sprintf("d%04d", d)
-			if err := f.Mkdir(ctx, dir, 0o755); err != nil {
-				return err
-			}
-			for i := range 100 {
-				text := fmt.Sprintf("file %d\nline 2\nline 3\nline 4\nline 5\n", d*100+i)
-				if err := f.WriteFile(ctx, fmt.Sprintf("%s/f%06d", dir, d*100+i), []byte(text), 0o644); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := base.Fold(ctx); err != nil {
-		b.Fatal(err)
-	}
+	base := textFiles(b, st, n)
 	change := func(w *forkspace.Workspace, round, side int) {
 		// 100 files a side: 90 only this side changes, 10 both sides
 		// change (line 1 on one side, line 5 on the other).
@@ -91,4 +67,37 @@ func BenchmarkMerge(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// textFiles creates workspace "base" holding n small text files (five
+// lines each), 100 to a directory, folded.
+func textFiles(b *testing.B, st *forkspace.Store, n int) *forkspace.Workspace {
+	b.Helper()
+	ctx := context.Background()
+	base, err := st.Create(ctx, "base", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for d := range n / 100 {
+		err := base.Batch(ctx, func(f *vfs.FS) error {
+			dir := fmt.Sprintf("d%04d", d)
+			if err := f.Mkdir(ctx, dir, 0o755); err != nil {
+				return err
+			}
+			for i := range 100 {
+				text := fmt.Sprintf("file %d\nline 2\nline 3\nline 4\nline 5\n", d*100+i)
+				if err := f.WriteFile(ctx, fmt.Sprintf("%s/f%06d", dir, d*100+i), []byte(text), 0o644); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := base.Fold(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return base
 }
