@@ -54,6 +54,9 @@ need litmus
 # not write.
 need rclone
 need s3cmd
+# cmd/forkspace: the dashboard is driven in a real headless Chromium
+# (chromedp); with CI=true its test fails when the browser is missing.
+need chromium
 # mount/gitmount: test repositories are built with git and served by
 # git http-backend; with CI=true the tests fail when git is missing.
 need git

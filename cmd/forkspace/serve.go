@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkspace/forkspace/dashboard"
 	"github.com/forkspace/forkspace/httpapi"
 )
 
@@ -73,12 +74,15 @@ func serveCmd(a *app) *cobra.Command {
 			mux.Handle("/mcp", srv.Handler())
 			mux.Handle("/v1/", a.restAPI().Handler())
 			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+			mux.Handle(dashboard.Prefix, dashboard.Handler())
+			mux.Handle("GET /{$}", http.RedirectHandler(dashboard.Prefix, http.StatusFound))
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
 			fmt.Fprintf(a.stderr, "forkspace: serving MCP at http://%s/mcp\n", ln.Addr())
 			fmt.Fprintf(a.stderr, "forkspace: serving the REST API at http://%s/v1/ (OpenAPI: /v1/openapi.json)\n", ln.Addr())
+			fmt.Fprintf(a.stderr, "forkspace: serving the dashboard at http://%s%s\n", ln.Addr(), dashboard.Prefix)
 			// Commands that find the store busy reach it through here.
 			forget, err := recordServer(a.storeDir, "http://"+ln.Addr().String())
 			if err != nil {

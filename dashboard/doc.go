@@ -1,0 +1,9 @@
+// Package dashboard serves forkspace's web dashboard: one page and its
+// script and style sheet, embedded in the binary, so `forkspace serve`
+// shows it at /ui/ with no build step at install.
+//
+// The page talks only to the REST API under /v1 (with the bearer token
+// the person signs in with) and to the change feed for live updates; it
+// holds no state of its own beyond the last confirmed listings it caches
+// in sessionStorage to paint a reload at once. See docs/dashboard.md.
+package dashboard
