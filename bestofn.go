@@ -97,7 +97,7 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 	defer w.store.roots.RUnlock()
 	var rows []*meta.Workspace
 	err := w.store.meta.Update(ctx, func(tx meta.Tx) error {
-		names, err := forkNames(tx, n, opts.Names, prefix)
+		names, err := forkNames(tx, w.tenant, n, opts.Names, prefix)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 		}
 		rows = make([]*meta.Workspace, n)
 		for i, name := range names {
-			row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, ParentID: w.id, OriginCheckpoint: origin.ID, Root: head.Root, Quota: quota}
+			row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, Tenant: w.tenant, ParentID: w.id, OriginCheckpoint: origin.ID, Root: head.Root, Quota: quota}
 			if err := tx.CreateWorkspace(row); err != nil {
 				return err
 			}
@@ -159,11 +159,11 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 	return forks, nil
 }
 
-// forkNames checks the given names, or picks PREFIX-K for the n smallest
+// forkNames checks the given names in tenant, or picks PREFIX-K for the n smallest
 // free K, in sorted order.
-func forkNames(tx meta.Tx, n int, given []string, prefix string) ([]string, error) {
+func forkNames(tx meta.Tx, tenant string, n int, given []string, prefix string) ([]string, error) {
 	taken := func(name string) (bool, error) {
-		_, err := tx.WorkspaceByName(name)
+		_, err := tx.WorkspaceByName(tenant, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
@@ -343,7 +343,7 @@ func (s *Store) promote(ctx context.Context, winner string, opts PromoteOptions)
 	)
 	err := s.meta.View(ctx, func(tx meta.Tx) error {
 		var err error
-		if win, err = lookup(tx, winner); err != nil {
+		if win, err = lookup(tx, TenantFrom(ctx), winner); err != nil {
 			return err
 		}
 		if win.ParentID == "" {

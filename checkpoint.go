@@ -187,7 +187,7 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 	if err := ValidName(name); err != nil {
 		return nil, fmt.Errorf("fork %s: %w", w.name, err)
 	}
-	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, ParentID: w.id, Quota: opts.Quota}
+	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, Tenant: w.tenant, ParentID: w.id, Quota: opts.Quota}
 	if row.Quota == (meta.Quota{}) {
 		row.Quota = w.Quota()
 	}

@@ -138,11 +138,11 @@ func (w *Workspace) merge(ctx context.Context, from string, opts MergeOptions, o
 	)
 	err := s.meta.View(ctx, func(tx meta.Tx) (err error) {
 		if opts.Base == "" {
-			theirsWS, base, err = sides(tx, w.id, from)
+			theirsWS, base, err = sides(tx, w.tenant, w.id, from)
 			return err
 		}
 		base = opts.Base
-		theirsWS, _, err = lookupState(tx, from)
+		theirsWS, _, err = lookupState(tx, w.tenant, from)
 		return err
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ var ErrNoMergeBase = fmt.Errorf("no merge base recorded: %w", fs.ErrNotExist)
 func (s *Store) MergeBase(ctx context.Context, into, from string) (string, error) {
 	var base string
 	err := s.meta.View(ctx, func(tx meta.Tx) (err error) {
-		_, base, err = sides(tx, into, from)
+		_, base, err = sides(tx, TenantFrom(ctx), into, from)
 		return err
 	})
 	if err != nil {
@@ -34,12 +34,12 @@ func (s *Store) MergeBase(ctx context.Context, into, from string) (string, error
 
 // sides looks up the state from and the merge base of workspace into and
 // from, as a state.
-func sides(tx meta.Tx, into, from string) (theirs *meta.Workspace, base string, err error) {
-	ours, err := lookup(tx, into)
+func sides(tx meta.Tx, tenant, into, from string) (theirs *meta.Workspace, base string, err error) {
+	ours, err := lookup(tx, tenant, into)
 	if err != nil {
 		return nil, "", err
 	}
-	theirs, cp, err := lookupState(tx, from)
+	theirs, cp, err := lookupState(tx, tenant, from)
 	if err != nil {
 		return nil, "", err
 	}
@@ -50,14 +50,14 @@ func sides(tx meta.Tx, into, from string) (theirs *meta.Workspace, base string, 
 	return theirs, stateName(c.WorkspaceID, c.ID), nil
 }
 
-// lookupState finds the workspace and checkpoint (nil for the live head)
-// a state names.
-func lookupState(tx meta.Tx, state string) (*meta.Workspace, *meta.Checkpoint, error) {
+// lookupState finds the workspace of tenant and checkpoint (nil for the
+// live head) a state names.
+func lookupState(tx meta.Tx, tenant, state string) (*meta.Workspace, *meta.Checkpoint, error) {
 	wsRef, cpRef, err := ParseState(state)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := lookup(tx, wsRef)
+	w, err := lookup(tx, tenant, wsRef)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -108,7 +108,7 @@ func (s *Store) Diff(ctx context.Context, from, to string, opts vfs.DiffOptions)
 func (s *Store) Parent(ctx context.Context, ref string) (string, error) {
 	var state string
 	err := s.meta.View(ctx, func(tx meta.Tx) error {
-		w, err := lookup(tx, ref)
+		w, err := lookup(tx, TenantFrom(ctx), ref)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/blob/fileblob"
 	"github.com/forkspace/forkspace/chunk"
@@ -109,6 +110,9 @@ type Store struct {
 	collecting sync.Mutex
 
 	folder *checkpointFolder
+
+	tokensMu sync.Mutex
+	tokens   *auth.Tokens // tokens.go
 }
 
 // Open opens (creating if needed) the store described by opts.

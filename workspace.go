@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ type Workspace struct {
 	store  *Store
 	id     string
 	name   string
+	tenant string
 	parent string
 	mounts mountState
 }
@@ -76,8 +78,8 @@ type Info struct {
 	Conflicts int `json:"conflicts,omitempty"`
 }
 
-// Create makes a new, empty workspace. A taken name is fs.ErrExist; a bad
-// one fs.ErrInvalid.
+// Create makes a new, empty workspace in the tenant of ctx. A name taken
+// there is fs.ErrExist; a bad one fs.ErrInvalid.
 func (s *Store) Create(ctx context.Context, name string, opts CreateOptions) (*Workspace, error) {
 	if err := ValidName(name); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
@@ -92,7 +94,7 @@ func (s *Store) Create(ctx context.Context, name string, opts CreateOptions) (*W
 	if _, err := mount.NewTable(opts.Mounts); err != nil {
 		return nil, fmt.Errorf("create workspace %s: %w", name, err)
 	}
-	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, Root: root, Quota: opts.Quota}
+	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, Tenant: TenantFrom(ctx), Root: root, Quota: opts.Quota}
 	w, err := s.insert(ctx, "create workspace", row, func(tx meta.Tx) error {
 		if err := persistMounts(tx, row.ID, opts.Mounts); err != nil {
 			return err
@@ -112,8 +114,11 @@ func (s *Store) Create(ctx context.Context, name string, opts CreateOptions) (*W
 // transaction to give it its state, and opens it.
 func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, fill func(meta.Tx) error) (*Workspace, error) {
 	err := s.meta.Update(ctx, func(tx meta.Tx) error {
-		if _, err := tx.WorkspaceByName(row.Name); err == nil {
+		if _, err := tx.WorkspaceByName(row.Tenant, row.Name); err == nil {
 			return fmt.Errorf("name %q: %w", row.Name, fs.ErrExist)
+		}
+		if err := tx.CreateTenant(row.Tenant); err != nil {
+			return err
 		}
 		if err := tx.CreateWorkspace(row); err != nil {
 			return err
@@ -129,13 +134,14 @@ func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, fill
 	return s.openRow(ctx, row)
 }
 
-// Workspace returns the live workspace named ref (a name or an ID).
-// A missing workspace is fs.ErrNotExist.
+// Workspace returns the live workspace named ref (a name or an ID) in the
+// tenant of ctx. A missing workspace, or one of another tenant, is
+// fs.ErrNotExist.
 func (s *Store) Workspace(ctx context.Context, ref string) (*Workspace, error) {
 	var row *meta.Workspace
 	err := s.meta.View(ctx, func(tx meta.Tx) error {
 		var err error
-		row, err = lookup(tx, ref)
+		row, err = lookup(tx, TenantFrom(ctx), ref)
 		return err
 	})
 	if err != nil {
@@ -144,14 +150,19 @@ func (s *Store) Workspace(ctx context.Context, ref string) (*Workspace, error) {
 	return s.openRow(ctx, row)
 }
 
-// lookup finds a workspace row by ID or name.
-func lookup(tx meta.Tx, ref string) (*meta.Workspace, error) {
+// lookup finds tenant's workspace row by ID or name; another tenant's is
+// fs.ErrNotExist, as a missing one.
+func lookup(tx meta.Tx, tenant, ref string) (*meta.Workspace, error) {
 	if strings.HasPrefix(ref, workspacePrefix) {
-		if w, err := tx.Workspace(ref); !errors.Is(err, fs.ErrNotExist) {
+		w, err := tx.Workspace(ref)
+		if err == nil && w.Tenant != tenant {
+			return nil, fmt.Errorf("get workspace %q: %w", ref, fs.ErrNotExist)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
 			return w, err
 		}
 	}
-	return tx.WorkspaceByName(ref)
+	return tx.WorkspaceByName(tenant, ref)
 }
 
 func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, error) {
@@ -167,7 +178,7 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name, parent: row.ParentID}
+	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name, tenant: row.Tenant, parent: row.ParentID}
 	specs, err := s.loadMounts(ctx, row.ID)
 	if err == nil {
 		err = w.attachMounts(ctx, specs)
@@ -179,7 +190,7 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	return w, nil
 }
 
-// List returns every workspace, ordered by name. It reads the catalog,
+// List returns every workspace of the tenant of ctx, ordered by name. It reads the catalog,
 // checkpoint counts and each workspace's stored usage record in one
 // snapshot, without opening the workspaces (vfs.StoredUsages), so its cost
 // grows with the number of workspaces only, not with what they hold.
@@ -194,6 +205,8 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 		if rows, err = tx.Workspaces(); err != nil {
 			return err
 		}
+		tenant := TenantFrom(ctx)
+		rows = slices.DeleteFunc(rows, func(w meta.Workspace) bool { return w.Tenant != tenant })
 		if counts, err = tx.CheckpointCounts(); err != nil {
 			return err
 		}
@@ -274,7 +287,7 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 	var row *meta.Workspace
 	err := s.meta.Update(ctx, func(tx meta.Tx) error {
 		var err error
-		if row, err = lookup(tx, ref); err != nil {
+		if row, err = lookup(tx, TenantFrom(ctx), ref); err != nil {
 			return err
 		}
 		return tx.DeleteWorkspace(row.ID)

@@ -2,6 +2,7 @@ package errdefs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 )
 
@@ -22,6 +23,10 @@ var (
 	// handle opened before its workspace was reset to another state (a
 	// restore), like ESTALE on NFS.
 	ErrStale = errors.New("stale file handle")
+	// ErrUnauthenticated is a request without valid credentials: no
+	// token, a malformed, unknown, expired or revoked one (HTTP 401). It
+	// is a kind of fs.ErrPermission.
+	ErrUnauthenticated = fmt.Errorf("unauthenticated: %w", fs.ErrPermission)
 )
 
 // PathError wraps err in an *fs.PathError unless it already is one.

@@ -66,15 +66,17 @@ type Tx interface {
 	// PutInline stores immutable inline file bodies. Idempotent.
 	PutInline(bodies []Object) error
 
-	// CreateWorkspace inserts w. w.ID and w.Name must be unique
-	// (fs.ErrExist otherwise). CreatedAt and UpdatedAt are set from the
-	// database clock when zero.
+	// CreateWorkspace inserts w. w.ID must be unique, and w.Name unique
+	// within w.Tenant (fs.ErrExist otherwise); an empty Tenant is
+	// DefaultTenant (written back into w). CreatedAt and UpdatedAt are
+	// set from the database clock when zero.
 	CreateWorkspace(w *Workspace) error
 	// Workspace returns the workspace with the given ID.
 	Workspace(id string) (*Workspace, error)
-	// WorkspaceByName returns the workspace with the given name.
-	WorkspaceByName(name string) (*Workspace, error)
-	// Workspaces lists all workspaces ordered by name.
+	// WorkspaceByName returns tenant's workspace with the given name.
+	WorkspaceByName(tenant, name string) (*Workspace, error)
+	// Workspaces lists all workspaces of every tenant ordered by name,
+	// then tenant.
 	Workspaces() ([]Workspace, error)
 	// SetRoot points the workspace's head at root and bumps UpdatedAt.
 	SetRoot(id string, root cas.Hash) error
@@ -121,6 +123,9 @@ type Tx interface {
 
 	// MergeTx keeps the conflicts of unfinished merges (meta/merge.go).
 	MergeTx
+
+	// TokenTx keeps tenants and access tokens (meta/tokens.go).
+	TokenTx
 }
 
 // GCTx is the part of a Tx that garbage collection (package gc) relies on:
@@ -211,6 +216,8 @@ type Quota struct {
 type Workspace struct {
 	ID   string
 	Name string
+	// Tenant owns the workspace: names are unique per tenant.
+	Tenant string
 	// Root is the committed tree root (zero for an empty tree). Staging
 	// rows are applied on top of it.
 	Root cas.Hash

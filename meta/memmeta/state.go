@@ -32,6 +32,9 @@ type state struct {
 	audit []meta.AuditEntry
 	// conflicts maps workspace ID → path → conflict row.
 	conflicts map[string]map[string]meta.Conflict
+	// tenants maps a name to its creation time; tokens an ID to its row.
+	tenants map[string]time.Time
+	tokens  map[string]meta.Token
 }
 
 // object is a stored node or inline body and its touch time.
@@ -52,6 +55,8 @@ func newState() *state {
 		condemned:   map[cas.Hash]bool{},
 		sessionRefs: map[string]meta.SessionRef{},
 		conflicts:   map[string]map[string]meta.Conflict{},
+		tenants:     map[string]time.Time{meta.DefaultTenant: time.Now().UTC().Round(0)},
+		tokens:      map[string]meta.Token{},
 	}
 }
 

@@ -2,6 +2,7 @@ package memmeta
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -125,7 +126,10 @@ func (t *tx) CreateWorkspace(w *meta.Workspace) error {
 	if err := t.write(op, "workspaces", func() { t.s.workspaces = maps.Clone(t.s.workspaces) }); err != nil {
 		return err
 	}
-	if _, err := t.WorkspaceByName(w.Name); err == nil {
+	if w.Tenant == "" {
+		w.Tenant = meta.DefaultTenant
+	}
+	if _, err := t.WorkspaceByName(w.Tenant, w.Name); err == nil {
 		return fmt.Errorf("%s: name: %w", op, fs.ErrExist)
 	}
 	if _, ok := t.s.workspaces[w.ID]; ok {
@@ -152,19 +156,21 @@ func (t *tx) Workspace(id string) (*meta.Workspace, error) {
 }
 
 // WorkspaceByName implements meta.Tx.
-func (t *tx) WorkspaceByName(name string) (*meta.Workspace, error) {
+func (t *tx) WorkspaceByName(tenant, name string) (*meta.Workspace, error) {
 	for _, w := range t.s.workspaces {
-		if w.Name == name {
+		if w.Name == name && w.Tenant == tenant {
 			return &w, nil
 		}
 	}
 	return nil, notExist(fmt.Sprintf("get workspace named %q", name))
 }
 
-// Workspaces implements meta.Tx: ordered by name.
+// Workspaces implements meta.Tx: ordered by name, then tenant.
 func (t *tx) Workspaces() ([]meta.Workspace, error) {
 	ws := slices.Collect(maps.Values(t.s.workspaces))
-	slices.SortFunc(ws, func(a, b meta.Workspace) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(ws, func(a, b meta.Workspace) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Tenant, b.Tenant))
+	})
 	return ws, nil
 }
 

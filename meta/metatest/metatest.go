@@ -49,6 +49,8 @@ func Run(t *testing.T, open Opener) {
 		{"Touch", testTouch},
 		{"Intents", testIntents},
 		{"Condemn", testCondemn},
+		{"Tenants", testTenants},
+		{"Tokens", testTokens},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -103,7 +105,7 @@ func createWorkspaces(t testing.TB, s meta.Store, names ...string) {
 
 // sameWorkspace reports how got differs from want ("" if equal).
 func sameWorkspace(got, want meta.Workspace) string {
-	if got.ID != want.ID || got.Name != want.Name || got.Root != want.Root ||
+	if got.ID != want.ID || got.Name != want.Name || got.Tenant != want.Tenant || got.Root != want.Root ||
 		got.ParentID != want.ParentID || got.OriginCheckpoint != want.OriginCheckpoint ||
 		got.Quota != want.Quota || !got.CreatedAt.Equal(want.CreatedAt) || !got.UpdatedAt.Equal(want.UpdatedAt) {
 		return fmt.Sprintf("got %+v, want %+v", got, want)

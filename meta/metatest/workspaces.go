@@ -13,11 +13,14 @@ func testWorkspaceCreate(t *testing.T, s meta.Store) {
 	before := time.Now()
 	w := workspace("alpha")
 	update(t, s, func(tx meta.Tx) error { return tx.CreateWorkspace(&w) })
+	if w.Tenant != meta.DefaultTenant {
+		t.Errorf("CreateWorkspace without a tenant set tenant %q, want %q", w.Tenant, meta.DefaultTenant)
+	}
 	if w.CreatedAt.IsZero() || !w.UpdatedAt.Equal(w.CreatedAt) || !closeTo(w.CreatedAt, before, time.Minute) {
 		t.Errorf("CreateWorkspace set CreatedAt %v, UpdatedAt %v; want both the database's now", w.CreatedAt, w.UpdatedAt)
 	}
 	full := meta.Workspace{
-		ID: "id-beta", Name: "beta", Root: hashOf("root"), ParentID: w.ID, OriginCheckpoint: "cp-1",
+		ID: "id-beta", Name: "beta", Tenant: "acme", Root: hashOf("root"), ParentID: w.ID, OriginCheckpoint: "cp-1",
 		Quota:     meta.Quota{MaxBytes: 1 << 30, MaxEntries: 1000},
 		CreatedAt: time.Date(2001, 2, 3, 4, 5, 6, 7, time.UTC),
 		UpdatedAt: time.Date(2002, 2, 3, 4, 5, 6, 7, time.UTC),
@@ -35,7 +38,7 @@ func testWorkspaceCreate(t *testing.T, s meta.Store) {
 			} else if d := sameWorkspace(*got, want); d != "" {
 				t.Errorf("Workspace(%q): %s", want.ID, d)
 			}
-			got, err = tx.WorkspaceByName(want.Name)
+			got, err = tx.WorkspaceByName(want.Tenant, want.Name)
 			if err != nil {
 				t.Errorf("WorkspaceByName(%q): %v", want.Name, err)
 			} else if d := sameWorkspace(*got, want); d != "" {
@@ -44,8 +47,10 @@ func testWorkspaceCreate(t *testing.T, s meta.Store) {
 		}
 		_, err := tx.Workspace("id-missing")
 		wantErr(t, "Workspace of a missing id", err, fs.ErrNotExist)
-		_, err = tx.WorkspaceByName("missing")
+		_, err = tx.WorkspaceByName(meta.DefaultTenant, "missing")
 		wantErr(t, "WorkspaceByName of a missing name", err, fs.ErrNotExist)
+		_, err = tx.WorkspaceByName(meta.DefaultTenant, "beta")
+		wantErr(t, "WorkspaceByName of another tenant's name", err, fs.ErrNotExist)
 		return nil
 	})
 
@@ -55,6 +60,7 @@ func testWorkspaceCreate(t *testing.T, s meta.Store) {
 		want error
 	}{
 		{"duplicate name", meta.Workspace{ID: "id-other", Name: "alpha"}, fs.ErrExist},
+		{"duplicate name in a tenant", meta.Workspace{ID: "id-other", Name: "beta", Tenant: "acme"}, fs.ErrExist},
 		{"duplicate id", meta.Workspace{ID: "id-alpha", Name: "other"}, fs.ErrExist},
 		{"empty id", meta.Workspace{Name: "other"}, fs.ErrInvalid},
 		{"empty name", meta.Workspace{ID: "id-other"}, fs.ErrInvalid},
@@ -67,6 +73,20 @@ func testWorkspaceCreate(t *testing.T, s meta.Store) {
 		ws, err := tx.Workspaces()
 		if err != nil || len(ws) != 2 {
 			t.Errorf("after failed creates: %d workspaces, %v; want 2", len(ws), err)
+		}
+		return nil
+	})
+	// A name is unique per tenant, not per store.
+	same := meta.Workspace{ID: "id-beta-2", Name: "beta"}
+	update(t, s, func(tx meta.Tx) error { return tx.CreateWorkspace(&same) })
+	view(t, s, func(tx meta.Tx) error {
+		got, err := tx.WorkspaceByName(meta.DefaultTenant, "beta")
+		if err != nil || got.ID != same.ID {
+			t.Errorf("WorkspaceByName(default, beta) = %v, %v; want %s", got, err, same.ID)
+		}
+		got, err = tx.WorkspaceByName("acme", "beta")
+		if err != nil || got.ID != full.ID {
+			t.Errorf("WorkspaceByName(acme, beta) = %v, %v; want %s", got, err, full.ID)
 		}
 		return nil
 	})
@@ -181,7 +201,7 @@ func testWorkspaceDelete(t *testing.T, s meta.Store) {
 	view(t, s, func(tx meta.Tx) error {
 		_, err := tx.Workspace(doomed.ID)
 		wantErr(t, "Workspace after delete", err, fs.ErrNotExist)
-		_, err = tx.WorkspaceByName(doomed.Name)
+		_, err = tx.WorkspaceByName(meta.DefaultTenant, doomed.Name)
 		wantErr(t, "WorkspaceByName after delete", err, fs.ErrNotExist)
 		_, err = tx.Checkpoint("doomedcp1")
 		wantErr(t, "Checkpoint of a deleted workspace", err, fs.ErrNotExist)

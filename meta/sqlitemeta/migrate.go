@@ -11,6 +11,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/forkspace/forkspace/errdefs"
 )
 
 //go:embed migrations/*.sql
@@ -69,7 +71,18 @@ func migrate(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logg
 
 // migrateStep applies the next migration, if any, in one write transaction
 // that first re-reads the version, so concurrent openers apply it once.
+// Foreign keys are off while it runs (a table rebuilt as SQLite prescribes
+// must not cascade its drop to the tables referring to it) and checked
+// before it commits.
 func migrateStep(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logger) (done bool, err error) {
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+		return false, fmt.Errorf("migrate schema: %w", translate(err))
+	}
+	defer func() {
+		if _, onErr := conn.ExecContext(context.Background(), "PRAGMA foreign_keys = ON"); onErr != nil {
+			err = errors.Join(err, fmt.Errorf("migrate schema: %w", translate(onErr)))
+		}
+	}()
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return false, fmt.Errorf("migrate schema: %w", translate(err))
 	}
@@ -100,6 +113,9 @@ func migrateStep(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.
 	if _, err := conn.ExecContext(ctx, m.sql); err != nil {
 		return false, fmt.Errorf("apply migration %s: %w", m.name, translate(err))
 	}
+	if err := foreignKeyCheck(ctx, conn); err != nil {
+		return false, fmt.Errorf("apply migration %s: %w", m.name, err)
+	}
 	if _, err := conn.ExecContext(ctx, qRecordMigration, m.version); err != nil {
 		return false, fmt.Errorf("record migration %s: %w", m.name, translate(err))
 	}
@@ -108,4 +124,26 @@ func migrateStep(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.
 	}
 	log.Info("applied schema migration", "version", m.version, "name", m.name)
 	return false, nil
+}
+
+// foreignKeyCheck fails with errdefs.ErrCorrupt if a row refers to a
+// missing parent.
+func foreignKeyCheck(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var (
+			table, parent string
+			rowid         sql.NullInt64
+			fk            int
+		)
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return translate(err)
+		}
+		return fmt.Errorf("%w: a row of %s refers to a missing row of %s", errdefs.ErrCorrupt, table, parent)
+	}
+	return translate(rows.Err())
 }

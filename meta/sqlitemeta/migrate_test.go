@@ -85,3 +85,76 @@ func TestEmbeddedMigrations(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateTenants upgrades a database of migration 0007 holding a
+// workspace with a checkpoint, its delta, staging and a conflict: 0008
+// rebuilds the workspaces table, and every row stays, in the tenant
+// "default", with deletes still cascading.
+func TestMigrateTenants(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	db := sql.OpenDB(connector{dsn: dsn(filepath.Join(t.TempDir(), "m.db"), 0, false)})
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, conn, ms[:7], log); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES ('ws-a', 'a', 1, 1), ('ws-b', 'b', 1, 1)`,
+		`INSERT INTO checkpoints (id, workspace_id, created_at) VALUES ('cp-a', 'ws-a', 2)`,
+		`INSERT INTO checkpoint_staging (checkpoint_id, key, seq) VALUES ('cp-a', x'01', 1)`,
+		`INSERT INTO staging (workspace_id, key, seq) VALUES ('ws-a', x'01', 1)`,
+		`INSERT INTO merge_conflicts (workspace_id, path, kind, created_at) VALUES ('ws-a', 'f', 'content', 3)`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := migrate(ctx, conn, ms, log); err != nil {
+		t.Fatal(err)
+	}
+	count := func(q string) (n int) {
+		t.Helper()
+		if err := conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	for q, want := range map[string]int{
+		`SELECT COUNT(*) FROM workspaces WHERE tenant = 'default'`: 2,
+		`SELECT COUNT(*) FROM checkpoints`:                         1,
+		`SELECT COUNT(*) FROM checkpoint_staging`:                  1,
+		`SELECT COUNT(*) FROM staging`:                             1,
+		`SELECT COUNT(*) FROM merge_conflicts`:                     1,
+		`SELECT COUNT(*) FROM tenants WHERE name = 'default'`:      1,
+		`PRAGMA foreign_keys`:                                      1,
+	} {
+		if n := count(q); n != want {
+			t.Errorf("%s = %d, want %d", q, n, want)
+		}
+	}
+	// Names are unique per tenant now; deletes still cascade.
+	if _, err := conn.ExecContext(ctx, `INSERT INTO workspaces (id, tenant, name, created_at, updated_at) VALUES ('ws-c', 'acme', 'a', 1, 1)`); err != nil {
+		t.Errorf("same name in another tenant: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO workspaces (id, tenant, name, created_at, updated_at) VALUES ('ws-d', 'default', 'a', 1, 1)`); err == nil {
+		t.Errorf("a taken name in the same tenant was accepted")
+	}
+	if _, err := conn.ExecContext(ctx, `DELETE FROM workspaces WHERE id = 'ws-a'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"checkpoints", "checkpoint_staging", "staging", "merge_conflicts"} {
+		if n := count(`SELECT COUNT(*) FROM ` + table); n != 0 {
+			t.Errorf("%d rows of %s left after deleting their workspace", n, table)
+		}
+	}
+}

@@ -10,30 +10,34 @@ import (
 )
 
 const (
-	workspaceColumns = `id, name, root, parent_id, origin_checkpoint, max_bytes, max_entries, created_at, updated_at`
+	workspaceColumns = `id, tenant, name, root, parent_id, origin_checkpoint, max_bytes, max_entries, created_at, updated_at`
 
 	qCreateWorkspace = `INSERT INTO workspaces (` + workspaceColumns + `)
-		SELECT $1, $2, $3, $4, $5, $6, $7, COALESCE($8, clock.now), COALESCE($9, $8, clock.now)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, clock.now), COALESCE($10, $9, clock.now)
 		FROM (SELECT ` + nowFunc + `() AS now) AS clock
 		RETURNING created_at, updated_at`
 	qWorkspace       = `SELECT ` + workspaceColumns + ` FROM workspaces WHERE id = $1`
-	qWorkspaceByName = `SELECT ` + workspaceColumns + ` FROM workspaces WHERE name = $1`
-	qWorkspaces      = `SELECT ` + workspaceColumns + ` FROM workspaces ORDER BY name`
+	qWorkspaceByName = `SELECT ` + workspaceColumns + ` FROM workspaces WHERE tenant = $1 AND name = $2`
+	qWorkspaces      = `SELECT ` + workspaceColumns + ` FROM workspaces ORDER BY name, tenant`
 	qSetRoot         = `UPDATE workspaces SET root = $2, updated_at = ` + nowFunc + `() WHERE id = $1`
 	qSetQuota        = `UPDATE workspaces SET max_bytes = $2, max_entries = $3 WHERE id = $1`
 	qDeleteWorkspace = `DELETE FROM workspaces WHERE id = $1`
 )
 
-// CreateWorkspace implements meta.Tx. An empty ID or Name is fs.ErrInvalid.
+// CreateWorkspace implements meta.Tx. An empty ID or Name is fs.ErrInvalid;
+// an empty Tenant is meta.DefaultTenant.
 // A zero UpdatedAt takes CreatedAt's value; both are written back into w.
 func (t *tx) CreateWorkspace(w *meta.Workspace) error {
 	op := fmt.Sprintf("create workspace %q", w.Name)
 	if w.ID == "" || w.Name == "" {
 		return fmt.Errorf("%s: %w: empty id or name", op, fs.ErrInvalid)
 	}
+	if w.Tenant == "" {
+		w.Tenant = meta.DefaultTenant
+	}
 	var created, updated int64
 	err := t.queryRow(op, true, qCreateWorkspace, []any{
-		w.ID, w.Name, rootArg(w.Root), w.ParentID, w.OriginCheckpoint,
+		w.ID, w.Tenant, w.Name, rootArg(w.Root), w.ParentID, w.OriginCheckpoint,
 		w.Quota.MaxBytes, w.Quota.MaxEntries, toNanos(w.CreatedAt), toNanos(w.UpdatedAt),
 	}, &created, &updated)
 	if err != nil {
@@ -49,13 +53,13 @@ func (t *tx) Workspace(id string) (*meta.Workspace, error) {
 }
 
 // WorkspaceByName implements meta.Tx.
-func (t *tx) WorkspaceByName(name string) (*meta.Workspace, error) {
-	return t.oneWorkspace(fmt.Sprintf("get workspace named %q", name), qWorkspaceByName, name)
+func (t *tx) WorkspaceByName(tenant, name string) (*meta.Workspace, error) {
+	return t.oneWorkspace(fmt.Sprintf("get workspace named %q", name), qWorkspaceByName, tenant, name)
 }
 
-func (t *tx) oneWorkspace(op, query, arg string) (*meta.Workspace, error) {
+func (t *tx) oneWorkspace(op, query string, args ...any) (*meta.Workspace, error) {
 	var w *meta.Workspace
-	err := t.query(op, query, []any{arg}, func(rows *sql.Rows) (err error) {
+	err := t.query(op, query, args, func(rows *sql.Rows) (err error) {
 		w, err = scanWorkspace(rows)
 		return err
 	})
@@ -84,7 +88,7 @@ func scanWorkspace(rows *sql.Rows) (*meta.Workspace, error) {
 		root             []byte
 		created, updated int64
 	)
-	if err := rows.Scan(&w.ID, &w.Name, &root, &w.ParentID, &w.OriginCheckpoint,
+	if err := rows.Scan(&w.ID, &w.Tenant, &w.Name, &root, &w.ParentID, &w.OriginCheckpoint,
 		&w.Quota.MaxBytes, &w.Quota.MaxEntries, &created, &updated); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,125 @@
+package sqlitemeta
+
+import (
+	"database/sql"
+	"fmt"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/meta"
+)
+
+const (
+	tokenColumns = `id, tenant, pattern, perms, label, expires_at, parent_id, hash, s3_secret, created_at, revoked_at`
+
+	qCreateTenant = `INSERT INTO tenants (name, created_at) VALUES ($1, ` + nowFunc + `()) ON CONFLICT (name) DO NOTHING`
+	qTenants      = `SELECT name, created_at FROM tenants ORDER BY name`
+	qCreateToken  = `INSERT INTO tokens (` + tokenColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ` + nowFunc + `(), 0) RETURNING created_at`
+	qToken       = `SELECT ` + tokenColumns + ` FROM tokens WHERE id = $1`
+	qTokens      = `SELECT ` + tokenColumns + ` FROM tokens ORDER BY created_at, id`
+	qRevokeToken = `UPDATE tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ` + nowFunc + `() ELSE revoked_at END WHERE id = $1`
+	qHasTokens   = `SELECT EXISTS (SELECT 1 FROM tokens)`
+)
+
+// CreateTenant implements meta.Tx.
+func (t *tx) CreateTenant(name string) error {
+	op := fmt.Sprintf("create tenant %q", name)
+	if name == "" {
+		return fmt.Errorf("%s: %w: empty name", op, fs.ErrInvalid)
+	}
+	_, err := t.exec(op, qCreateTenant, name)
+	return err
+}
+
+// Tenants implements meta.Tx.
+func (t *tx) Tenants() ([]meta.Tenant, error) {
+	var out []meta.Tenant
+	err := t.query("list tenants", qTenants, nil, func(rows *sql.Rows) error {
+		var (
+			tn      meta.Tenant
+			created int64
+		)
+		if err := rows.Scan(&tn.Name, &created); err != nil {
+			return err
+		}
+		tn.CreatedAt = fromNanos(created)
+		out = append(out, tn)
+		return nil
+	})
+	return out, err
+}
+
+// CreateToken implements meta.Tx.
+func (t *tx) CreateToken(k *meta.Token) error {
+	op := fmt.Sprintf("create token %q", k.ID)
+	if k.ID == "" || k.Tenant == "" || k.Pattern == "" {
+		return fmt.Errorf("%s: %w: empty id, tenant or pattern", op, fs.ErrInvalid)
+	}
+	var expires int64
+	if !k.ExpiresAt.IsZero() {
+		expires = k.ExpiresAt.UnixNano()
+	}
+	var created int64
+	if err := t.queryRow(op, true, qCreateToken, []any{k.ID, k.Tenant, k.Pattern, k.Perms, k.Label, expires, k.ParentID, k.Hash, k.S3Secret}, &created); err != nil {
+		return err
+	}
+	k.CreatedAt = fromNanos(created)
+	return nil
+}
+
+// Token implements meta.Tx.
+func (t *tx) Token(id string) (*meta.Token, error) {
+	op := fmt.Sprintf("get token %q", id)
+	var k *meta.Token
+	err := t.query(op, qToken, []any{id}, func(rows *sql.Rows) (err error) {
+		k, err = scanToken(rows)
+		return err
+	})
+	if err == nil && k == nil {
+		err = fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+	}
+	return k, err
+}
+
+// Tokens implements meta.Tx.
+func (t *tx) Tokens() ([]meta.Token, error) {
+	var out []meta.Token
+	err := t.query("list tokens", qTokens, nil, func(rows *sql.Rows) error {
+		k, err := scanToken(rows)
+		if err == nil {
+			out = append(out, *k)
+		}
+		return err
+	})
+	return out, err
+}
+
+// RevokeToken implements meta.Tx.
+func (t *tx) RevokeToken(id string) error {
+	return t.execOne(fmt.Sprintf("revoke token %q", id), qRevokeToken, id)
+}
+
+// HasTokens implements meta.Tx.
+func (t *tx) HasTokens() (bool, error) {
+	var any bool
+	err := t.queryRow("count tokens", false, qHasTokens, nil, &any)
+	return any, err
+}
+
+func scanToken(rows *sql.Rows) (*meta.Token, error) {
+	var (
+		k                         meta.Token
+		expires, created, revoked int64
+	)
+	if err := rows.Scan(&k.ID, &k.Tenant, &k.Pattern, &k.Perms, &k.Label, &expires, &k.ParentID, &k.Hash, &k.S3Secret, &created, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt = fromNanos(created)
+	if expires != 0 {
+		k.ExpiresAt = fromNanos(expires)
+	}
+	if revoked != 0 {
+		k.RevokedAt = fromNanos(revoked)
+	}
+	return &k, nil
+}
