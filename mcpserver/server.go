@@ -190,7 +190,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport, workspace string) e
 	var raw [8]byte
 	rand.Read(raw[:])
 	sess := provider.Session{ID: "mcp-stdio-" + hex.EncodeToString(raw[:])}
-	ss, err := s.mcp.Connect(ctx, t, nil)
+	ss, err := s.mcp.Connect(ctx, Draining(t), nil)
 	if err != nil {
 		return fmt.Errorf("serve mcp: %w", err)
 	}
@@ -217,8 +217,8 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport, workspace string) e
 // /mcp. Clients choose their workspace with ?workspace=NAME on the
 // endpoint URL.
 func (s *Server) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.opts.SessionTimeout})
+	h := answerAtEdge(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.opts.SessionTimeout, MaxRequestBodyBytes: MaxRequestBytes}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ws := r.URL.Query().Get("workspace"); ws != "" {
 			r.Header.Set(WorkspaceHeader, ws)

@@ -14,7 +14,7 @@ import (
 
 type writeIn struct {
 	Path    string `json:"path" jsonschema:"workspace-relative path of the file"`
-	Content string `json:"content" jsonschema:"the complete new content of the file"`
+	Content string `json:"content" jsonschema:"the complete new content of the file (over MCP one request carries at most 4 MiB in all)"`
 }
 
 type editIn struct {
