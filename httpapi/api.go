@@ -10,6 +10,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/provider"
@@ -116,6 +117,15 @@ type API interface {
 	Fsck(ctx context.Context) (*gc.CheckReport, error)
 	// DF reports the store's space use.
 	DF(ctx context.Context) (DF, error)
+
+	// CreateToken mints a token no wider than the caller's (any, for the
+	// store's owner); its secret is in the result only.
+	CreateToken(ctx context.Context, r auth.Request) (auth.Created, error)
+	// Tokens lists the tokens the caller manages (auth.Tokens.List).
+	Tokens(ctx context.Context) ([]auth.Info, error)
+	// RevokeToken revokes a token the caller manages, and every token
+	// minted from it.
+	RevokeToken(ctx context.Context, id string) error
 }
 
 // PageRequest asks for one page: entries after Cursor (the Next of the

@@ -26,6 +26,7 @@ type Client struct {
 	base  string
 	http  *http.Client
 	actor audit.Actor
+	token string
 }
 
 var _ API = (*Client)(nil)
@@ -37,6 +38,8 @@ type ClientOptions struct {
 	HTTP *http.Client
 	// Actor is sent with every call, for the audit log.
 	Actor audit.Actor
+	// Token, if set, is sent with every call (Authorization: Bearer).
+	Token string
 }
 
 // NewClient returns a client of the server at base ("http://HOST:PORT").
@@ -48,7 +51,7 @@ func NewClient(base string, opts ClientOptions) (*Client, error) {
 	if opts.HTTP == nil {
 		opts.HTTP = &http.Client{}
 	}
-	return &Client{base: strings.TrimRight(u.String(), "/"), http: opts.HTTP, actor: opts.Actor}, nil
+	return &Client{base: strings.TrimRight(u.String(), "/"), http: opts.HTTP, actor: opts.Actor, token: opts.Token}, nil
 }
 
 // fileURL is the URL of workspace path p under route kind ("files",
@@ -96,6 +99,9 @@ func (c *Client) do(ctx context.Context, method, u string, body io.Reader, heade
 	}
 	if c.actor.Session != "" {
 		req.Header.Set(SessionHeader, c.actor.Session)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -36,6 +36,18 @@
 // the command line whether an address would be reachable from other hosts
 // (serve refuses those without --insecure until tokens and TLS exist).
 //
+// # Tokens
+//
+// Authenticate puts everything a server serves behind the store's tokens
+// (package auth) once it holds one: a bearer token from the Authorization
+// header only (a token in a query string is 400), its scope and tenant in
+// the request's context. Each route of the table declares what it needs
+// (route.need: read, write or exec on {ws}, store-wide admin, any
+// token); Server checks it before the handler, Local checks the other
+// workspaces a request names (a fork's new name, diff's states, merge's
+// source) and filters listings. A workspace a token does not reach is
+// the same 404 whether it exists or not.
+//
 // # Errors
 //
 // Every error response is one JSON object, {"code", "message", "path"},

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -84,23 +83,13 @@ func newEnvOpts(t testing.TB, o httpapi.Options) *env {
 			return sandbox.New(w, sandbox.Options{Audit: st.AuditLog()}), nil
 		},
 	})
-	o.API, o.Observe = local, observe
-	if o.Logger == nil {
-		o.Logger = quiet
-	}
-	srv := httptest.NewUnstartedServer(httpapi.Guard(httpapi.NewServer(o).Handler()))
-	srv.Config = httpapi.HTTPServer(srv.Config.Handler)
-	srv.Start()
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		st.Close()
-	})
-	c, err := httpapi.NewClient(srv.URL, httpapi.ClientOptions{})
+	t.Cleanup(func() { st.Close() })
+	url := newServed(t, local, o)
+	c, err := httpapi.NewClient(url, httpapi.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{st: st, local: local, client: c, url: srv.URL}
+	return &env{st: st, local: local, client: c, url: url}
 }
 
 // both runs fn against the local API and the client of the same store.

@@ -15,34 +15,35 @@ import (
 // Client turns the code back into it, so errors.Is works the same on
 // both sides of the API.
 const (
-	CodeNotFound       = "not_found"
-	CodeExists         = "exists"
-	CodeInvalid        = "invalid"
-	CodeNameTooLong    = "name_too_long"
-	CodeNotDir         = "not_dir"
-	CodeIsDir          = "is_dir"
-	CodeLoop           = "loop"
-	CodeNotEmpty       = "not_empty"
-	CodeQuota          = "quota"
-	CodeReadOnly       = "read_only"
-	CodePermission     = "permission"
-	CodeBusy           = "busy"
-	CodeCorrupt        = "corrupt"
-	CodeConflict       = "conflict"
-	CodeStale          = "stale"
-	CodeClosed         = "closed"
-	CodeUnsupported    = "unsupported"
-	CodePrecondition   = "precondition_failed"
-	CodeNotModified    = "not_modified"
-	CodeRange          = "range_not_satisfiable"
-	CodeTooLarge       = "too_large"
-	CodeForbidden      = "forbidden"
-	CodeMethod         = "method_not_allowed"
-	CodeRouteNotFound  = "no_route"
-	CodeCanceled       = "canceled"
-	CodeTimeout        = "timeout"
-	CodeInternal       = "internal"
-	CodeBadRequestBody = "bad_request"
+	CodeNotFound        = "not_found"
+	CodeExists          = "exists"
+	CodeInvalid         = "invalid"
+	CodeNameTooLong     = "name_too_long"
+	CodeNotDir          = "not_dir"
+	CodeIsDir           = "is_dir"
+	CodeLoop            = "loop"
+	CodeNotEmpty        = "not_empty"
+	CodeQuota           = "quota"
+	CodeReadOnly        = "read_only"
+	CodePermission      = "permission"
+	CodeUnauthenticated = "unauthenticated"
+	CodeBusy            = "busy"
+	CodeCorrupt         = "corrupt"
+	CodeConflict        = "conflict"
+	CodeStale           = "stale"
+	CodeClosed          = "closed"
+	CodeUnsupported     = "unsupported"
+	CodePrecondition    = "precondition_failed"
+	CodeNotModified     = "not_modified"
+	CodeRange           = "range_not_satisfiable"
+	CodeTooLarge        = "too_large"
+	CodeForbidden       = "forbidden"
+	CodeMethod          = "method_not_allowed"
+	CodeRouteNotFound   = "no_route"
+	CodeCanceled        = "canceled"
+	CodeTimeout         = "timeout"
+	CodeInternal        = "internal"
+	CodeBadRequestBody  = "bad_request"
 )
 
 // Errors of this package that have no io/fs or errdefs sentinel.
@@ -88,6 +89,7 @@ var errorTable = []struct {
 	{errdefs.ErrConflict, CodeConflict, http.StatusConflict},
 	{errdefs.ErrQuota, CodeQuota, http.StatusInsufficientStorage},
 	{errdefs.ErrReadOnly, CodeReadOnly, http.StatusForbidden},
+	{errdefs.ErrUnauthenticated, CodeUnauthenticated, http.StatusUnauthorized},
 	{fs.ErrPermission, CodePermission, http.StatusForbidden},
 	{errdefs.ErrNotEmpty, CodeNotEmpty, http.StatusConflict},
 	{errdefs.ErrStale, CodeStale, http.StatusConflict},

@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/mount"
@@ -151,6 +153,30 @@ func (l *Local) mutate(ctx context.Context, state, call string, args any, change
 	return l.record(ctx, w.ID(), call, args, func(context.Context) ([]string, error) { return changed, fn(f) })
 }
 
+// permitAll checks perm on the workspace of each non-empty state for the
+// caller of ctx (see permit).
+func (l *Local) permitAll(ctx context.Context, perm auth.Perm, states ...string) error {
+	for _, s := range states {
+		if s == "" {
+			continue
+		}
+		if err := permit(ctx, l, perm, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// visible lists the workspaces of the caller's tenant its token reaches.
+func (l *Local) visible(ctx context.Context) ([]forkspace.Info, error) {
+	infos, err := l.st.List(ctx)
+	if s, ok := auth.FromContext(ctx); ok && err == nil {
+		tenant := forkspace.TenantFrom(ctx)
+		infos = slices.DeleteFunc(infos, func(i forkspace.Info) bool { return !s.Sees(tenant, i.Name) })
+	}
+	return infos, err
+}
+
 // cursor encodes the last name of a page; after decodes it.
 func cursor(name string) string { return base64.RawURLEncoding.EncodeToString([]byte(name)) }
 
@@ -189,7 +215,7 @@ func page[T any](items []T, key func(T) string, r PageRequest) ([]T, string, err
 }
 
 func (l *Local) ListWorkspaces(ctx context.Context, r PageRequest) (WorkspacePage, error) {
-	infos, err := l.st.List(ctx)
+	infos, err := l.visible(ctx)
 	if err != nil {
 		return WorkspacePage{}, err
 	}
@@ -201,6 +227,12 @@ func (l *Local) ListWorkspaces(ctx context.Context, r PageRequest) (WorkspacePag
 }
 
 func (l *Local) CreateWorkspace(ctx context.Context, r CreateRequest) (info forkspace.Info, err error) {
+	if err := forkspace.ValidName(r.Name); err != nil {
+		return info, err
+	}
+	if err := l.permitAll(ctx, auth.Write, r.Name); err != nil {
+		return info, err
+	}
 	specs := make([]mount.Spec, 0, len(r.Mounts))
 	for _, m := range r.Mounts {
 		s, err := mount.ParseSpec(m, l.opts.MountDrivers)
@@ -242,6 +274,12 @@ func (l *Local) DeleteWorkspace(ctx context.Context, ws string) error {
 func (l *Local) ForkWorkspace(ctx context.Context, src string, r ForkRequest) (info forkspace.Info, err error) {
 	ws, cp, err := forkspace.ParseState(src)
 	if err != nil {
+		return info, err
+	}
+	if err := forkspace.ValidName(r.Name); err != nil {
+		return info, err
+	}
+	if err := l.permitAll(ctx, auth.Write, r.Name); err != nil {
 		return info, err
 	}
 	w, err := l.st.Workspace(ctx, ws)
@@ -305,6 +343,9 @@ func (l *Local) Restore(ctx context.Context, ws, cp string) error {
 }
 
 func (l *Local) Diff(ctx context.Context, from, to string, unified bool) ([]vfs.Change, error) {
+	if err := l.permitAll(ctx, auth.Read, from, to); err != nil {
+		return nil, err
+	}
 	changes, err := l.st.Diff(ctx, from, to, vfs.DiffOptions{Unified: unified})
 	if changes == nil && err == nil {
 		changes = []vfs.Change{}
@@ -731,6 +772,9 @@ func (l *Local) ExportTar(ctx context.Context, state, from string, w io.Writer) 
 }
 
 func (l *Local) Audit(ctx context.Context, ws string, f audit.Filter) ([]audit.Entry, error) {
+	if err := l.permitAll(ctx, auth.Read, ws); err != nil {
+		return nil, err
+	}
 	if ws != "" {
 		name, _, err := forkspace.ParseState(ws)
 		if err != nil {
@@ -743,7 +787,22 @@ func (l *Local) Audit(ctx context.Context, ws string, f audit.Filter) ([]audit.E
 		f.WorkspaceID = w.ID()
 	}
 	entries, err := l.st.AuditLog().Entries(ctx, f)
-	return append([]audit.Entry{}, entries...), err
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := auth.FromContext(ctx); ok && ws == "" && !(s.Tenant == auth.AnyTenant && s.Perms&auth.Admin != 0) {
+		// Only the entries of workspaces the token reaches.
+		infos, err := l.visible(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ids := map[string]bool{}
+		for _, i := range infos {
+			ids[i.ID] = true
+		}
+		entries = slices.DeleteFunc(entries, func(e audit.Entry) bool { return !ids[e.WorkspaceID] })
+	}
+	return append([]audit.Entry{}, entries...), nil
 }
 
 func (l *Local) GC(ctx context.Context, r GCRequest) (GCResult, error) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
 )
 
@@ -64,15 +65,15 @@ type ConflictsLeft struct {
 // mergeRoutes are the table entries of the branching calls.
 func mergeRoutes() []route {
 	return []route{
-		{method: "POST", pattern: "/v1/workspaces/{ws}/merge", op: "merge", summary: "Merge a state into the workspace, three-way; conflicts are recorded, settled by a policy, or stop it (policy fail)",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/merge", op: "merge", need: needWrite, summary: "Merge a state into the workspace, three-way; conflicts are recorded, settled by a policy, or stop it (policy fail)",
 			in: typeOf[MergeRequest](), out: typeOf[MergeReply](), ok: 200, errs: []int{403}, handle: (*Server).merge},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/cherry-pick", op: "cherryPick", summary: "Bring paths of a state into the workspace, whole or as their changes",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/cherry-pick", op: "cherryPick", need: needWrite, summary: "Bring paths of a state into the workspace, whole or as their changes",
 			in: typeOf[CherryPickRequest](), out: typeOf[MergeReply](), ok: 200, errs: []int{403}, handle: (*Server).cherryPick},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/restore-paths", op: "restorePaths", summary: "Bring some paths back to a checkpoint's",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/restore-paths", op: "restorePaths", need: needWrite, summary: "Bring some paths back to a checkpoint's",
 			in: typeOf[RestorePathsRequest](), out: typeOf[MergeReply](), ok: 200, errs: []int{403}, handle: (*Server).restorePaths},
-		{method: "GET", pattern: "/v1/workspaces/{ws}/conflicts", op: "conflicts", summary: "The workspace's unresolved merge conflicts",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/conflicts", op: "conflicts", need: needRead, summary: "The workspace's unresolved merge conflicts",
 			out: typeOf[[]forkspace.Conflict](), ok: 200, handle: (*Server).conflicts},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/resolve", op: "resolve", summary: "Settle one merge conflict; the last one commits the merge",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/resolve", op: "resolve", need: needWrite, summary: "Settle one merge conflict; the last one commits the merge",
 			in: typeOf[ConflictResolution](), out: typeOf[ConflictsLeft](), ok: 200, errs: []int{403}, handle: (*Server).resolve},
 	}
 }
@@ -142,6 +143,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 // Local: the library calls, audited.
 
 func (l *Local) Merge(ctx context.Context, ws string, r MergeRequest) (res forkspace.MergeResult, err error) {
+	if err := l.permitAll(ctx, auth.Read, r.From, r.Base); err != nil {
+		return res, err
+	}
 	w, err := l.live(ctx, "merge", ws)
 	if err != nil {
 		return res, err
@@ -154,6 +158,9 @@ func (l *Local) Merge(ctx context.Context, ws string, r MergeRequest) (res forks
 }
 
 func (l *Local) CherryPick(ctx context.Context, ws string, r CherryPickRequest) (res forkspace.MergeResult, err error) {
+	if err := l.permitAll(ctx, auth.Read, r.From); err != nil {
+		return res, err
+	}
 	w, err := l.live(ctx, "cherry-pick", ws)
 	if err != nil {
 		return res, err

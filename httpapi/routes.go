@@ -25,16 +25,20 @@ import (
 type route struct {
 	method, pattern string
 	op, summary     string
-	params          []param
-	in              reflect.Type // JSON request body (nil: none, or raw)
-	inOptional      bool
-	raw             string // media type of a raw request body
-	out             reflect.Type
-	rawOut          string // media type of a raw response body
-	ok              int
-	more            []int // other statuses besides ok and the errors
-	errs            []int
-	handle          func(*Server, http.ResponseWriter, *http.Request) error
+	// need is what the route needs of the caller's token (tokens.go):
+	// Server checks it before the handler runs, on {ws} when the pattern
+	// has one. Every route must set it (TestRouteAccess).
+	need       access
+	params     []param
+	in         reflect.Type // JSON request body (nil: none, or raw)
+	inOptional bool
+	raw        string // media type of a raw request body
+	out        reflect.Type
+	rawOut     string // media type of a raw response body
+	ok         int
+	more       []int // other statuses besides ok and the errors
+	errs       []int
+	handle     func(*Server, http.ResponseWriter, *http.Request) error
 }
 
 // param is a query or header parameter.
@@ -44,9 +48,10 @@ type param struct {
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
-// Statuses every route documents: Guard's refusal. Errors the server did
-// not expect (500) are the document's "default" response.
-var common = []int{http.StatusForbidden}
+// Statuses every route documents: Guard's refusal (403), a token in the
+// query string (400) and Authenticate's refusal (401). Errors the server
+// did not expect (500) are the document's "default" response.
+var common = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden}
 
 var (
 	pCursor = param{"cursor", "query", "string", "the next of the previous page"}
@@ -58,82 +63,82 @@ var (
 // from it.
 var routes []route
 
-func init() { routes = append(routeTable(), mergeRoutes()...) }
+func init() { routes = append(append(routeTable(), mergeRoutes()...), tokenRoutes()...) }
 
 func routeTable() []route {
 	return []route{
-		{method: "GET", pattern: "/v1/openapi.json", op: "openapi", summary: "This document", ok: 200, rawOut: "application/json", handle: (*Server).openAPI},
+		{method: "GET", pattern: "/v1/openapi.json", op: "openapi", need: needToken, summary: "This document", ok: 200, rawOut: "application/json", handle: (*Server).openAPI},
 
-		{method: "GET", pattern: "/v1/workspaces", op: "listWorkspaces", summary: "List workspaces by name, a page at a time",
+		{method: "GET", pattern: "/v1/workspaces", op: "listWorkspaces", need: needRead, summary: "List workspaces by name, a page at a time",
 			params: []param{pCursor, pLimit}, out: typeOf[WorkspacePage](), ok: 200, errs: []int{400}, handle: (*Server).listWorkspaces},
-		{method: "POST", pattern: "/v1/workspaces", op: "createWorkspace", summary: "Create an empty workspace (with a quota and mounts)",
+		{method: "POST", pattern: "/v1/workspaces", op: "createWorkspace", need: needWrite, summary: "Create an empty workspace (with a quota and mounts)",
 			in: typeOf[CreateRequest](), out: typeOf[forkspace.Info](), ok: 201, errs: []int{409}, handle: (*Server).createWorkspace},
-		{method: "GET", pattern: "/v1/workspaces/{ws}", op: "workspaceInfo", summary: "Describe a workspace: identity, lineage, quota, usage",
+		{method: "GET", pattern: "/v1/workspaces/{ws}", op: "workspaceInfo", need: needRead, summary: "Describe a workspace: identity, lineage, quota, usage",
 			out: typeOf[forkspace.Info](), ok: 200, handle: (*Server).workspaceInfo},
-		{method: "DELETE", pattern: "/v1/workspaces/{ws}", op: "deleteWorkspace", summary: "Delete a workspace and its checkpoints (forks are untouched)",
+		{method: "DELETE", pattern: "/v1/workspaces/{ws}", op: "deleteWorkspace", need: needWrite, summary: "Delete a workspace and its checkpoints (forks are untouched)",
 			ok: 204, handle: (*Server).deleteWorkspace},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/fork", op: "forkWorkspace", summary: "Fork a workspace's live state or a checkpoint (constant time)",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/fork", op: "forkWorkspace", need: needRead, summary: "Fork a workspace's live state or a checkpoint (constant time)",
 			in: typeOf[ForkRequest](), out: typeOf[forkspace.Info](), ok: 201, errs: []int{409}, handle: (*Server).forkWorkspace},
-		{method: "GET", pattern: "/v1/workspaces/{ws}/parent", op: "parent", summary: "The state a workspace was forked from",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/parent", op: "parent", need: needRead, summary: "The state a workspace was forked from",
 			out: typeOf[StateJSON](), ok: 200, handle: (*Server).parent},
 
-		{method: "GET", pattern: "/v1/workspaces/{ws}/checkpoints", op: "listCheckpoints", summary: "List checkpoints, oldest first",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/checkpoints", op: "listCheckpoints", need: needRead, summary: "List checkpoints, oldest first",
 			out: typeOf[[]forkspace.Checkpoint](), ok: 200, handle: (*Server).checkpoints},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/checkpoints", op: "checkpoint", summary: "Checkpoint the live state",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/checkpoints", op: "checkpoint", need: needWrite, summary: "Checkpoint the live state",
 			in: typeOf[CheckpointRequest](), inOptional: true, out: typeOf[forkspace.Checkpoint](), ok: 201, errs: []int{403}, handle: (*Server).checkpoint},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/restore", op: "restore", summary: "Point the workspace back at a checkpoint",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/restore", op: "restore", need: needWrite, summary: "Point the workspace back at a checkpoint",
 			in: typeOf[RestoreRequest](), out: typeOf[RestoreResult](), ok: 200, errs: []int{403}, handle: (*Server).restore},
-		{method: "GET", pattern: "/v1/diff", op: "diff", summary: "Compare two states: JSON changes, or unified text with format=unified",
+		{method: "GET", pattern: "/v1/diff", op: "diff", need: needRead, summary: "Compare two states: JSON changes, or unified text with format=unified",
 			params: []param{{"from", "query", "string", "the state compared from"}, {"to", "query", "string", "the state compared to"},
 				{"unified", "query", "boolean", "add unified diffs of text files to the JSON"}, {"format", "query", "string", "json (default) or unified (text/x-diff)"}},
 			out: typeOf[[]vfs.Change](), rawOut: "text/x-diff", ok: 200, errs: []int{400, 404}, handle: (*Server).diff},
 
-		{method: "GET", pattern: "/v1/workspaces/{ws}/stat/{path...}", op: "stat", summary: "The attributes of one entry (not following a final link)",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/stat/{path...}", op: "stat", need: needRead, summary: "The attributes of one entry (not following a final link)",
 			out: typeOf[Entry](), ok: 200, handle: (*Server).stat},
-		{method: "GET", pattern: "/v1/workspaces/{ws}/dir/{path...}", op: "readDir", summary: "A page of a directory's entries, by name",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/dir/{path...}", op: "readDir", need: needRead, summary: "A page of a directory's entries, by name",
 			params: []param{pCursor, pLimit}, out: typeOf[DirPage](), ok: 200, handle: (*Server).readDir},
-		{method: "GET", pattern: "/v1/workspaces/{ws}/files/{path...}", op: "download", summary: "Download a file (Range, If-Range, If-None-Match; HEAD too)",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/files/{path...}", op: "download", need: needRead, summary: "Download a file (Range, If-Range, If-None-Match; HEAD too)",
 			params: []param{{"Range", "header", "string", "one byte range: bytes=A-B, bytes=A- or bytes=-N"}, {"If-None-Match", "header", "string", "ETags; a match is 304"}, {"If-Range", "header", "string", "the ETag the range is for"}},
 			rawOut: "application/octet-stream", ok: 200, more: []int{206, 304}, errs: []int{416}, handle: (*Server).download},
-		{method: "PUT", pattern: "/v1/workspaces/{ws}/files/{path...}", op: "upload", summary: "Upload a file of any size, atomically (If-Match, If-None-Match: *)",
+		{method: "PUT", pattern: "/v1/workspaces/{ws}/files/{path...}", op: "upload", need: needWrite, summary: "Upload a file of any size, atomically (If-Match, If-None-Match: *)",
 			params: []param{{"mode", "query", "string", "octal permission bits (default 0644)"}, {"If-Match", "header", "string", "ETags the file must have (* any file)"}, {"If-None-Match", "header", "string", "* creates only"}},
 			raw:    "application/octet-stream", out: typeOf[Entry](), ok: 200, errs: []int{403, 412, 507}, handle: (*Server).upload},
-		{method: "DELETE", pattern: "/v1/workspaces/{ws}/files/{path...}", op: "remove", summary: "Remove a file, link or empty directory (recursive=true: a tree)",
+		{method: "DELETE", pattern: "/v1/workspaces/{ws}/files/{path...}", op: "remove", need: needWrite, summary: "Remove a file, link or empty directory (recursive=true: a tree)",
 			params: []param{{"recursive", "query", "boolean", "remove a directory and its contents"}}, ok: 204, errs: []int{403, 409}, handle: (*Server).remove},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/rename", op: "rename", summary: "Move or rename an entry",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/rename", op: "rename", need: needWrite, summary: "Move or rename an entry",
 			in: typeOf[RenameRequest](), ok: 204, errs: []int{403}, handle: (*Server).rename},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/mkdir", op: "mkdir", summary: "Create a directory (parents: and its parents)",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/mkdir", op: "mkdir", need: needWrite, summary: "Create a directory (parents: and its parents)",
 			in: typeOf[MkdirRequest](), ok: 204, errs: []int{403, 409}, handle: (*Server).mkdir},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/glob", op: "glob", summary: "Find paths matching a glob (the glob tool)",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/glob", op: "glob", need: needRead, summary: "Find paths matching a glob (the glob tool)",
 			in: typeOf[GlobRequest](), out: typeOf[ToolText](), ok: 200, handle: (*Server).glob},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/grep", op: "grep", summary: "Search file contents (the grep tool)",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/grep", op: "grep", need: needRead, summary: "Search file contents (the grep tool)",
 			in: typeOf[GrepRequest](), out: typeOf[ToolText](), ok: 200, handle: (*Server).grep},
 
-		{method: "POST", pattern: "/v1/workspaces/{ws}/exec", op: "exec", summary: "Run a command in the sandbox; output streams as NDJSON events, the result last",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/exec", op: "exec", need: needExec, summary: "Run a command in the sandbox; output streams as NDJSON events, the result last",
 			in: typeOf[provider.ExecRequest](), out: typeOf[ExecEvent](), rawOut: "application/x-ndjson", ok: 200, handle: (*Server).exec},
 
-		{method: "GET", pattern: "/v1/workspaces/{ws}/mounts", op: "listMounts", summary: "List the workspace's mounts",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/mounts", op: "listMounts", need: needRead, summary: "List the workspace's mounts",
 			out: typeOf[[]forkspace.MountInfo](), ok: 200, handle: (*Server).mounts},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/mounts/{action}", op: "mountAction", summary: "flush, refresh or prefetch a mount root (every mount if none)",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/mounts/{action}", op: "mountAction", need: needWrite, summary: "flush, refresh or prefetch a mount root (every mount if none)",
 			in: typeOf[MountRequest](), inOptional: true, ok: 204, errs: []int{409}, handle: (*Server).mountAction},
-		{method: "POST", pattern: "/v1/workspaces/{ws}/mounts/resolve", op: "resolveMount", summary: "Settle a write-back conflict",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/mounts/resolve", op: "resolveMount", need: needWrite, summary: "Settle a write-back conflict",
 			in: typeOf[ResolveRequest](), ok: 204, handle: (*Server).resolveMount},
 
-		{method: "POST", pattern: "/v1/workspaces/{ws}/import", op: "importTar", summary: "Unpack a tar archive (plain or gzip) into a directory, atomically",
+		{method: "POST", pattern: "/v1/workspaces/{ws}/import", op: "importTar", need: needWrite, summary: "Unpack a tar archive (plain or gzip) into a directory, atomically",
 			params: []param{{"to", "query", "string", "workspace directory (default the root)"}}, raw: "application/x-tar",
 			out: typeOf[TransferSummary](), ok: 200, errs: []int{403, 507}, handle: (*Server).importTar},
-		{method: "GET", pattern: "/v1/workspaces/{ws}/export", op: "exportTar", summary: "A PAX tar archive of a directory or file (trailers count it)",
+		{method: "GET", pattern: "/v1/workspaces/{ws}/export", op: "exportTar", need: needRead, summary: "A PAX tar archive of a directory or file (trailers count it)",
 			params: []param{{"from", "query", "string", "workspace path (default the root)"}}, rawOut: "application/x-tar", ok: 200, handle: (*Server).exportTar},
 
-		{method: "GET", pattern: "/v1/audit", op: "auditLog", summary: "The audit log, newest first",
+		{method: "GET", pattern: "/v1/audit", op: "auditLog", need: needRead, summary: "The audit log, newest first",
 			params: []param{{"workspace", "query", "string", "only this workspace's calls"}, {"session", "query", "string", "only this session's calls"},
 				{"limit", "query", "integer", "most entries (0: all)"}, {"before", "query", "integer", "only entries with seq below this"}},
 			out: typeOf[[]audit.Entry](), ok: 200, errs: []int{400, 404}, handle: (*Server).auditLog},
-		{method: "POST", pattern: "/v1/gc", op: "gc", summary: "Plan (dry_run) or run a garbage collection",
+		{method: "POST", pattern: "/v1/gc", op: "gc", need: needAdmin, summary: "Plan (dry_run) or run a garbage collection",
 			in: typeOf[GCRequest](), out: typeOf[GCResult](), ok: 200, handle: (*Server).gc},
-		{method: "POST", pattern: "/v1/fsck", op: "fsck", summary: "Verify every reachable object; damage is in the report",
+		{method: "POST", pattern: "/v1/fsck", op: "fsck", need: needAdmin, summary: "Verify every reachable object; damage is in the report",
 			out: typeOf[gc.CheckReport](), ok: 200, handle: (*Server).fsck},
-		{method: "GET", pattern: "/v1/df", op: "df", summary: "Space used: the store's and each workspace's",
+		{method: "GET", pattern: "/v1/df", op: "df", need: needAdmin, summary: "Space used: the store's and each workspace's",
 			out: typeOf[DF](), ok: 200, handle: (*Server).df},
 	}
 }

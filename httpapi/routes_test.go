@@ -36,6 +36,7 @@ var bodies = map[string]string{
 	"PUT /v1/workspaces/{ws}/files/{path...}":  `data`,
 	"POST /v1/workspaces/{ws}/import":          ``,
 	"GET /v1/diff":                             ``,
+	"POST /v1/tokens":                          `{"perms":"read"}`,
 }
 
 // TestEveryRoute tries each route with a foreign Origin (403), in a

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -51,6 +52,10 @@ type Options struct {
 	// Observe, if set, hears the route pattern and status of every
 	// response (tests check that every documented status is reached).
 	Observe func(method, pattern string, status int)
+	// Tokens, if set, puts the API behind Authenticate: once the store
+	// has a token, every request needs one, and each route checks its
+	// scope (route.need).
+	Tokens *auth.Tokens
 }
 
 // Server serves the REST API under /v1. Mount Handler at "/" (it answers
@@ -82,11 +87,12 @@ func NewServer(opts Options) *Server {
 	return s
 }
 
-// Handler returns the handler of /v1/. A URL path with "." or ".."
-// elements is refused (400) before routing: ServeMux would clean it into
-// another route, and in a workspace path it is an escape attempt.
+// Handler returns the handler of /v1/, behind Authenticate when
+// Options.Tokens is set. A URL path with "." or ".." elements is refused
+// (400) before routing: ServeMux would clean it into another route, and
+// in a workspace path it is an escape attempt.
 func (s *Server) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return Authenticate(s.opts.Tokens, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for seg := range strings.SplitSeq(r.URL.Path, "/") {
 			if seg == "." || seg == ".." {
 				fail(w, r, &fs.PathError{Op: "route", Path: r.URL.Path, Err: fmt.Errorf("%w: '.' and '..' elements are not allowed in a URL path (send the cleaned workspace path)", fs.ErrInvalid)})
@@ -94,7 +100,7 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		s.mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // HTTPServer returns an http.Server for h with the timeouts a server
@@ -148,7 +154,11 @@ func (s *Server) wrap(rt route) http.Handler {
 		if r.Body != nil {
 			r.Body = &idleReader{r: r.Body, rc: rc, idle: s.opts.BodyIdle}
 		}
-		if err := rt.handle(s, &idleWriter{statusWriter: sw, rc: rc, idle: s.opts.BodyIdle}, r.WithContext(ctx)); err != nil {
+		err := s.authorize(r, rt.need)
+		if err == nil {
+			err = rt.handle(s, &idleWriter{statusWriter: sw, rc: rc, idle: s.opts.BodyIdle}, r.WithContext(ctx))
+		}
+		if err != nil {
 			if sw.status != 0 {
 				// The response has begun: all that is left is to cut it
 				// (keeping the write deadline, so closing does not wait

@@ -37,6 +37,7 @@ type app struct {
 	// server is --server ($FORKSPACE_SERVER); backend is what commands
 	// act through (client.go), remote when it is a server.
 	server  string
+	token   string // --token ($FORKSPACE_TOKEN), sent to a server
 	backend httpapi.API
 	remote  bool
 	shell   func(context.Context, *forkspace.Workspace) (httpapi.Shell, error)

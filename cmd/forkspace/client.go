@@ -61,7 +61,7 @@ func (a *app) served() bool {
 
 // dial makes the backend a client of the server at url.
 func (a *app) dial(url string) (httpapi.API, error) {
-	c, err := httpapi.NewClient(url, httpapi.ClientOptions{Actor: audit.Actor{Name: "cli"}})
+	c, err := httpapi.NewClient(url, httpapi.ClientOptions{Actor: audit.Actor{Name: "cli"}, Token: a.token})
 	if err != nil {
 		return nil, usage("--server: %v", err)
 	}

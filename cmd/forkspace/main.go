@@ -60,6 +60,7 @@ func newRoot(a *app) *cobra.Command {
 	f.StringVar(&a.storeDir, "store", forkspace.DefaultDir(), "store directory ($FORKSPACE_HOME, else ./.forkspace)")
 	f.StringVarP(&a.state, "workspace", "w", os.Getenv("FORKSPACE_WORKSPACE"), "workspace to act in, NAME or NAME@CHECKPOINT ($FORKSPACE_WORKSPACE)")
 	f.BoolVar(&a.json, "json", false, "print listings and info as JSON")
+	f.StringVar(&a.token, "token", os.Getenv("FORKSPACE_TOKEN"), "the token sent to a server ($FORKSPACE_TOKEN; see 'forkspace token')")
 	f.StringVar(&a.server, "server", os.Getenv("FORKSPACE_SERVER"), "act through the forkspace server at this URL ($FORKSPACE_SERVER; by default the store's own server when it is busy)")
 	root.AddCommand(
 		initCmd(a), workspaceCmd(a),
@@ -68,7 +69,7 @@ func newRoot(a *app) *cobra.Command {
 		gcCmd(a), fsckCmd(a), dfCmd(a),
 		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a),
 		mcpCmd(a), serveCmd(a), mountCmd(a), doctorCmd(a), execCmd(a), fuseCmd(a),
-		mergeCmd(a), conflictsCmd(a), resolveCmd(a), cherryPickCmd(a),
+		mergeCmd(a), conflictsCmd(a), resolveCmd(a), cherryPickCmd(a), tokenCmd(a),
 	)
 	return root
 }

@@ -23,6 +23,7 @@ func serveCmd(a *app) *cobra.Command {
 		fuseDir  string
 		ff       fuseFlags
 		s3addr   string
+		t        tlsFlags
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -31,25 +32,31 @@ func serveCmd(a *app) *cobra.Command {
 			"OpenAPI document at /v1/openapi.json) and a health check at /healthz.\n" +
 			"Each MCP session works in one workspace: the one named by ?workspace=NAME on the endpoint URL\n" +
 			"(created if missing), or one created for the session. The store is created if needed.\n" +
-			"It listens on loopback only unless --insecure is given, and refuses requests whose Host is\n" +
-			"not a loopback name or whose Origin is not its own.",
+			"Once the store holds a token ('forkspace token create'), or with --auth, every request needs\n" +
+			"one (Authorization: Bearer TOKEN) and is limited to its scope; a store without tokens is\n" +
+			"served to this host alone. A non-loopback --addr needs tokens and TLS (--tls-cert, --tls-key),\n" +
+			"or --insecure. Requests whose Host is not a loopback name (on a loopback address) or whose\n" +
+			"Origin is not the server's own are refused, and so is a token in a query string.",
 		Example: "  forkspace serve\n" +
 			"  forkspace serve --addr 127.0.0.1:7777   # then connect to http://127.0.0.1:7777/mcp?workspace=agent-1",
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
-			local, err := httpapi.LoopbackAddr(ctx, addr)
-			if err != nil {
-				return usage("--addr: %v", err)
-			}
-			if !local && !insecure {
-				return usage("--addr %s is reachable from other hosts and serve has no authentication yet: listen on a loopback address (127.0.0.1:PORT), or pass --insecure to accept requests from anyone who can reach it", addr)
+			if err := t.check(); err != nil {
+				return err
 			}
 			srv, m, err := a.agent(ctx, f)
 			if err != nil {
 				return err
 			}
 			defer m.Close(context.WithoutCancel(ctx))
+			tokens, err := a.tokens(ctx, t)
+			if err != nil {
+				return err
+			}
+			if err := t.exposed(ctx, "--addr", addr, tokens, insecure); err != nil {
+				return err
+			}
 			for _, d := range []struct {
 				door
 				addr string
@@ -71,8 +78,8 @@ func serveCmd(a *app) *cobra.Command {
 				defer unmount()
 			}
 			mux := http.NewServeMux()
-			mux.Handle("/mcp", srv.Handler())
-			mux.Handle("/v1/", a.restAPI().Handler())
+			mux.Handle("/mcp", httpapi.Authenticate(tokens, srv.Handler()))
+			mux.Handle("/v1/", a.restAPI(tokens).Handler())
 			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 			mux.Handle(dashboard.Prefix, dashboard.Handler())
 			mux.Handle("GET /{$}", http.RedirectHandler(dashboard.Prefix, http.StatusFound))
@@ -80,11 +87,13 @@ func serveCmd(a *app) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
-			fmt.Fprintf(a.stderr, "forkspace: serving MCP at http://%s/mcp\n", ln.Addr())
-			fmt.Fprintf(a.stderr, "forkspace: serving the REST API at http://%s/v1/ (OpenAPI: /v1/openapi.json)\n", ln.Addr())
-			fmt.Fprintf(a.stderr, "forkspace: serving the dashboard at http://%s%s\n", ln.Addr(), dashboard.Prefix)
+			base := t.scheme() + "://" + ln.Addr().String()
+			fmt.Fprintf(a.stderr, "forkspace: serving MCP at %s/mcp\n", base)
+			fmt.Fprintf(a.stderr, "forkspace: serving the REST API at %s/v1/ (OpenAPI: /v1/openapi.json)\n", base)
+			fmt.Fprintf(a.stderr, "forkspace: serving the dashboard at %s%s\n", base, dashboard.Prefix)
+			a.noteAuth(tokens)
 			// Commands that find the store busy reach it through here.
-			forget, err := recordServer(a.storeDir, "http://"+ln.Addr().String())
+			forget, err := recordServer(a.storeDir, base)
 			if err != nil {
 				ln.Close()
 				return fmt.Errorf("serve: %w", err)
@@ -92,7 +101,7 @@ func serveCmd(a *app) *cobra.Command {
 			defer forget()
 			hs := httpapi.HTTPServer(httpapi.Guard(mux))
 			done := make(chan error, 1)
-			go func() { done <- hs.Serve(ln) }()
+			go func() { done <- t.serve(hs, ln) }()
 			select {
 			case err = <-done:
 			case <-ctx.Done():
@@ -112,7 +121,8 @@ func serveCmd(a *app) *cobra.Command {
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:7777", "address to listen on (loopback unless --insecure)")
 	c.Flags().StringVar(&webdav, "webdav", "", "also serve every workspace over WebDAV on this address (at /NAME/; loopback unless --insecure)")
 	c.Flags().StringVar(&s3addr, "s3", "", "also serve every workspace as an S3 bucket on this address (path-style; keys from FORKSPACE_S3_ACCESS_KEY/FORKSPACE_S3_SECRET_KEY; loopback unless --insecure)")
-	c.Flags().BoolVar(&insecure, "insecure", false, "allow a non-loopback --addr although serve has no authentication")
+	c.Flags().BoolVar(&insecure, "insecure", false, "allow a non-loopback address without tokens and TLS")
+	t.add(c)
 	agentFlagSet(c, &f)
 	c.Flags().StringVar(&fuseDir, "fuse", "", "also mount every workspace at DIR/<name>/ (FUSE), unmounted when serve stops")
 	ff.add(c, "fuse-")
