@@ -159,8 +159,24 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 	return forks, nil
 }
 
-// forkNames checks the given names in tenant, or picks PREFIX-K for the n smallest
-// free K, in sorted order.
+// FreeNames returns the names ForkN picks for n forks named after
+// prefix: PREFIX-K for the n smallest K ≥ 1 whose name is free. A caller
+// that must vet names first (httpapi, for a token's scope) passes them to
+// ForkN as ForkNOptions.Names.
+func (s *Store) FreeNames(ctx context.Context, prefix string, n int) ([]string, error) {
+	var names []string
+	err := s.meta.View(ctx, func(tx meta.Tx) (err error) {
+		names, err = forkNames(tx, TenantFrom(ctx), n, nil, prefix)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("names of %d forks of %s: %w", n, prefix, err)
+	}
+	return names, nil
+}
+
+// forkNames checks the given names in tenant, or picks PREFIX-K for the
+// n smallest free K, in sorted order.
 func forkNames(tx meta.Tx, tenant string, n int, given []string, prefix string) ([]string, error) {
 	taken := func(name string) (bool, error) {
 		_, err := tx.WorkspaceByName(tenant, name)
@@ -180,6 +196,9 @@ func forkNames(tx meta.Tx, tenant string, n int, given []string, prefix string) 
 			}
 		}
 		return slices.Sorted(slices.Values(given)), nil
+	}
+	if n < 1 || n > MaxForks {
+		return nil, fmt.Errorf("%w: the number of forks must be 1 to %d", fs.ErrInvalid, MaxForks)
 	}
 	var names []string
 	for k := 1; len(names) < n; k++ {
@@ -355,19 +374,8 @@ func (s *Store) promote(ctx context.Context, winner string, opts PromoteOptions)
 		if opts.Keep {
 			return nil
 		}
-		if win.OriginCheckpoint == "" {
-			return fmt.Errorf("%w: %s was forked from the live state of %s, not by a fork of N (no siblings to delete); promote with keep, or merge it", fs.ErrInvalid, win.Name, parent.Name)
-		}
-		all, err := tx.Workspaces()
-		if err != nil {
-			return err
-		}
-		for _, o := range all {
-			if o.ID != win.ID && o.ParentID == win.ParentID && o.OriginCheckpoint == win.OriginCheckpoint {
-				others = append(others, o)
-			}
-		}
-		return nil
+		others, err = siblings(tx, win, parent)
+		return err
 	})
 	if err != nil {
 		return res, err
@@ -400,6 +408,57 @@ func (s *Store) promote(ctx context.Context, winner string, opts PromoteOptions)
 	}
 	slices.Sort(res.Deleted)
 	return res, nil
+}
+
+// Siblings returns, by name, the other forks of the state fork (a name
+// or ID) was forked from, which Promote deletes: the forks of the same
+// checkpoint of the same parent (the forks of one ForkN). A fork of a
+// live head has no siblings it knows of: fs.ErrInvalid, as for a
+// workspace that is not a fork.
+func (s *Store) Siblings(ctx context.Context, fork string) ([]string, error) {
+	var others []meta.Workspace
+	err := s.meta.View(ctx, func(tx meta.Tx) error {
+		win, err := lookup(tx, TenantFrom(ctx), fork)
+		if err != nil {
+			return err
+		}
+		if win.ParentID == "" {
+			return fmt.Errorf("%w: workspace %s is not a fork", fs.ErrInvalid, win.Name)
+		}
+		parent, err := tx.Workspace(win.ParentID)
+		if err != nil {
+			return fmt.Errorf("parent of %s: %w", win.Name, err)
+		}
+		others, err = siblings(tx, win, parent)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("siblings of %s: %w", fork, err)
+	}
+	names := make([]string, len(others))
+	for i, o := range others {
+		names[i] = o.Name
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// siblings lists parent's other forks of win's origin checkpoint.
+func siblings(tx meta.Tx, win, parent *meta.Workspace) ([]meta.Workspace, error) {
+	if win.OriginCheckpoint == "" {
+		return nil, fmt.Errorf("%w: %s was forked from the live state of %s, not by a fork of N (no siblings to delete); promote with keep, or merge it", fs.ErrInvalid, win.Name, parent.Name)
+	}
+	all, err := tx.Workspaces()
+	if err != nil {
+		return nil, err
+	}
+	var others []meta.Workspace
+	for _, o := range all {
+		if o.ID != win.ID && o.ParentID == win.ParentID && o.OriginCheckpoint == win.OriginCheckpoint {
+			others = append(others, o)
+		}
+	}
+	return others, nil
 }
 
 // promoteHead checkpoints the workspace under label and points its head

@@ -171,6 +171,15 @@ func TestPromote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sib, err := st.Siblings(ctx, "job-2"); err != nil || !slices.Equal(sib, []string{"job-1", "job-3"}) {
+		t.Errorf("siblings of job-2: %v %v", sib, err)
+	}
+	if _, err := st.Siblings(ctx, "unrelated"); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("siblings of a plain fork: %v", err)
+	}
+	if free, err := st.FreeNames(ctx, "job", 2); err != nil || !slices.Equal(free, []string{"job-4", "job-5"}) {
+		t.Errorf("free names: %v %v", free, err)
+	}
 	write(t, forks[1], "win.txt", "won\n")
 	write(t, w, "parent.txt", "p\n")
 	res, err := st.Promote(ctx, "job-2", forkspace.PromoteOptions{})

@@ -94,6 +94,16 @@ type API interface {
 	// Resolve settles one conflict and returns how many are left.
 	Resolve(ctx context.Context, ws string, r ConflictResolution) (int, error)
 
+	// ForkN forks ws's live state r.N ways (forkspace.ForkN) and
+	// describes the forks, by name.
+	ForkN(ctx context.Context, ws string, r ForkNRequest) ([]forkspace.Info, error)
+	// Compare diffs states pairwise (forkspace.Compare).
+	Compare(ctx context.Context, states []string, unified bool) (forkspace.Comparison, error)
+	// Promote merges fork winner into its parent, or makes it the
+	// parent's head, and deletes the other forks of the same ForkN
+	// (forkspace.Promote).
+	Promote(ctx context.Context, winner string, r PromoteRequest) (forkspace.PromoteResult, error)
+
 	// Mounts describes ws's mounts.
 	Mounts(ctx context.Context, ws string) ([]forkspace.MountInfo, error)
 	// MountAction flushes, refreshes or prefetches root ("" all mounts).

@@ -152,3 +152,13 @@ var _ = slices.Contains[[]string]
 
 // auditAll selects every audit entry.
 var auditAll = audit.Filter{}
+
+// writer returns a function writing a file through api, failing the test
+// on an error.
+func writer(t *testing.T, api httpapi.API) func(ws, p, body string) {
+	return func(ws, p, body string) {
+		t.Helper()
+		_, err := api.Write(context.Background(), ws, p, strings.NewReader(body), httpapi.WriteRequest{})
+		must(t, err)
+	}
+}

@@ -107,6 +107,8 @@ func request(method, pattern, ref, tokenID string) (string, string) {
 		p += "?" + url.Values{"from": {ref}, "to": {ref + "@c"}}.Encode()
 	case "GET /v1/audit":
 		p += "?" + url.Values{"workspace": {ref}}.Encode()
+	case "GET /v1/compare":
+		p += "?" + url.Values{"state": {ref, ref + "@c"}}.Encode()
 	case "POST /v1/workspaces/{ws}/merge", "POST /v1/workspaces/{ws}/cherry-pick":
 		body = strings.Replace(body, `"other"`, `"`+ref+`"`, 1)
 	case "POST /v1/tokens":
@@ -135,7 +137,7 @@ func TestIsolationMatrix(t *testing.T) {
 			obsMethod = "GET"
 		}
 		hasWS := strings.Contains(pattern, "{ws}")
-		aimed := hasWS || pattern == "/v1/diff" || pattern == "/v1/audit" // routes that name the target
+		aimed := hasWS || pattern == "/v1/diff" || pattern == "/v1/audit" || pattern == "/v1/compare" // routes that name the target
 		// A token in the query string is refused before anything else.
 		p, body := request(method, pattern, is.target.Name, is.root.ID)
 		sep := "?"
@@ -216,7 +218,7 @@ func needOf(method, pattern string) string {
 		return "admin"
 	case strings.HasSuffix(pattern, "/exec"):
 		return "exec"
-	case method == "GET" || method == "HEAD" || strings.HasSuffix(pattern, "/glob") || strings.HasSuffix(pattern, "/grep") || strings.HasSuffix(pattern, "/fork"):
+	case method == "GET" || method == "HEAD" || strings.HasSuffix(pattern, "/glob") || strings.HasSuffix(pattern, "/grep") || strings.HasSuffix(pattern, "/fork") || strings.HasSuffix(pattern, "/fork-n"):
 		return "read"
 	}
 	return "write"

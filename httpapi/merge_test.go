@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
@@ -19,11 +18,7 @@ import (
 func TestMergeAPI(t *testing.T) {
 	both(t, func(t *testing.T, e *env, api httpapi.API) {
 		ctx := context.Background()
-		write := func(ws, p, body string) {
-			t.Helper()
-			_, err := api.Write(ctx, ws, p, strings.NewReader(body), httpapi.WriteRequest{})
-			must(t, err)
-		}
+		write := writer(t, api)
 		read := func(ws, p string) string {
 			t.Helper()
 			d, err := api.Open(ctx, ws, p, httpapi.ReadRequest{Length: -1})

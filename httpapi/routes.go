@@ -63,7 +63,7 @@ var (
 // from it.
 var routes []route
 
-func init() { routes = append(append(routeTable(), mergeRoutes()...), tokenRoutes()...) }
+func init() { routes = slices.Concat(routeTable(), mergeRoutes(), tokenRoutes(), branchRoutes()) }
 
 func routeTable() []route {
 	return []route{

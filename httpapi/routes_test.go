@@ -32,6 +32,8 @@ var bodies = map[string]string{
 	"POST /v1/workspaces/{ws}/cherry-pick":     `{"from":"other","paths":["a"]}`,
 	"POST /v1/workspaces/{ws}/restore-paths":   `{"checkpoint":"c","paths":["a"]}`,
 	"POST /v1/workspaces/{ws}/resolve":         `{"path":"a","take":"ours"}`,
+	"POST /v1/workspaces/{ws}/fork-n":          `{"n":2}`,
+	"POST /v1/workspaces/{ws}/promote":         `{}`,
 	"POST /v1/gc":                              `{"dry_run":true}`,
 	"PUT /v1/workspaces/{ws}/files/{path...}":  `data`,
 	"POST /v1/workspaces/{ws}/import":          ``,

@@ -2,11 +2,14 @@
 // edit, ls, glob, grep, stat, rm, mkdir, mv, exec (and exec_status,
 // exec_wait, exec_tail, exec_output, exec_kill for background runs),
 // checkpoint, checkpoints, restore, diff and fork, merge, conflicts, resolve
-// and cherry_pick, each with a JSON schema an LLM can call from (derived
+// and cherry_pick, compare and promote, each with a JSON schema an LLM can call from (derived
 // from the Go input struct and its jsonschema tags). merge and cherry_pick
 // need a provider.Merger (localprovider); each conflict they report names
 // its path, kind and next step, and while a workspace has unresolved
 // conflicts every other tool's result ends with a note saying so.
+// Best-of-N: fork with n forks n ways at once, compare diffs states
+// pairwise, promote keeps one fork (merged in, or as the workspace's
+// state) and deletes the others; they need a provider.Brancher.
 // In a fork, diff from "@parent" (provider.ParentState) compares with the
 // state the fork was made from. A tool whose result has a structure (diff:
 // the ordered changes) also

@@ -114,3 +114,21 @@ func (e *env) get(name string) string {
 }
 
 type M = map[string]any
+
+// callers returns functions calling a tool of set in a session's
+// workspace: call returns the result, ok fails the test on an error.
+func callers(t *testing.T, set *tools.Set) (call, ok func(ws provider.Workspace, name, args string) tools.Result) {
+	call = func(ws provider.Workspace, name, args string) tools.Result {
+		t.Helper()
+		return set.Call(context.Background(), tools.Direct(ws), name, json.RawMessage(args))
+	}
+	ok = func(ws provider.Workspace, name, args string) tools.Result {
+		t.Helper()
+		r := call(ws, name, args)
+		if r.IsError {
+			t.Fatalf("%s %s: %s", name, args, r.Text)
+		}
+		return r
+	}
+	return call, ok
+}

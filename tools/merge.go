@@ -198,7 +198,7 @@ func resolveTool(ctx context.Context, c *call, in resolveIn) (string, error) {
 }
 
 // mergeTools report conflicts themselves: no conflictNote.
-var mergeTools = map[string]bool{"merge": true, "conflicts": true, "resolve": true, "cherry_pick": true}
+var mergeTools = map[string]bool{"merge": true, "conflicts": true, "resolve": true, "cherry_pick": true, "promote": true}
 
 // conflictNote is appended to every other tool's result while the
 // workspace has unresolved merge conflicts.

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -14,21 +13,9 @@ import (
 // conflicts, resolve and cherry_pick: each conflict names its path, kind
 // and next step, and other tools' results say conflicts are pending.
 func TestMergeTools(t *testing.T) {
-	ctx := context.Background()
 	open := sessions(t)
 	set := tools.New(tools.Options{})
-	call := func(ws provider.Workspace, name, args string) tools.Result {
-		t.Helper()
-		return set.Call(ctx, tools.Direct(ws), name, json.RawMessage(args))
-	}
-	ok := func(ws provider.Workspace, name, args string) tools.Result {
-		t.Helper()
-		r := call(ws, name, args)
-		if r.IsError {
-			t.Fatalf("%s %s: %s", name, args, r.Text)
-		}
-		return r
-	}
+	call, ok := callers(t, set)
 	parent := open("parent")
 	ok(parent, "write", `{"path":"a.txt","content":"1\n2\n3\n"}`)
 	ok(parent, "write", `{"path":"b.txt","content":"b\n"}`)

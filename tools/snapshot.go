@@ -37,7 +37,8 @@ type diffOut struct {
 }
 
 type forkIn struct {
-	Name string `json:"name" jsonschema:"name of the new workspace: letters, digits, '.', '_' or '-'"`
+	Name string `json:"name,omitempty" jsonschema:"name of the new workspace: letters, digits, '.', '_' or '-'; with n, the prefix of the forks' names (default: this workspace's name)"`
+	N    int    `json:"n,omitempty" bounds:"0,64" jsonschema:"fork n ways at once (best-of-N): the forks are named NAME-1, NAME-2 … (the smallest free numbers); compare them with the compare tool, keep one with promote"`
 }
 
 // Caps of snapshot results: the text of a diff, and the newest
@@ -56,8 +57,8 @@ func (s *Set) addSnapshotTools() {
 		"or, in a fork, since the state it was forked from: from='@parent'), "+
 		"with unified diffs of text files. The changes come in order: applied one after another to the first state they "+
 		"give the second (deletions first, then renames and new directories, then new files and modifications).", diffTool)
-	add(s, snapshotOp, "fork", "Copy the current state into a new, independent workspace (cheap at any size). "+
-		"This session keeps working in the current workspace.", forkTool)
+	add(s, snapshotOp, "fork", "Copy the current state into a new, independent workspace (cheap at any size), or with n into n "+
+		"workspaces at once to try n approaches (best-of-N). This session keeps working in the current workspace.", forkTool)
 }
 
 // snapshots returns the workspace's snapshot module or a tool error.
@@ -183,16 +184,7 @@ func diffTool(ctx context.Context, c *call, in diffIn) (string, diffOut, error) 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d changes from %s to %s:\n", len(entries), from, to)
 	for _, e := range entries {
-		switch {
-		case e.OldPath != "":
-			fmt.Fprintf(&b, "%s %s -> %s\n", e.Op, e.OldPath, e.Path)
-		case e.Link != "":
-			fmt.Fprintf(&b, "%s %s (hard link of %s)\n", e.Op, e.Path, e.Link)
-		case e.Replaced:
-			fmt.Fprintf(&b, "%s %s (replaced)\n", e.Op, e.Path)
-		default:
-			fmt.Fprintf(&b, "%s %s\n", e.Op, e.Path)
-		}
+		writeEntry(&b, e)
 	}
 	for i, e := range entries {
 		if e.Unified == "" {
@@ -216,8 +208,11 @@ func forkTool(ctx context.Context, c *call, in forkIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if in.N != 0 {
+		return c.forkN(ctx, in)
+	}
 	if in.Name == "" {
-		return "", argError("name is required")
+		return "", argError("name is required (or n, to fork n ways)")
 	}
 	if _, err := s.Fork(ctx, in.Name); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -226,4 +221,18 @@ func forkTool(ctx context.Context, c *call, in forkIn) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("forked the current state into workspace %q; this session still works in the original", in.Name), nil
+}
+
+// writeEntry writes one line naming a diff entry.
+func writeEntry(b *strings.Builder, e provider.DiffEntry) {
+	switch {
+	case e.OldPath != "":
+		fmt.Fprintf(b, "%s %s -> %s\n", e.Op, e.OldPath, e.Path)
+	case e.Link != "":
+		fmt.Fprintf(b, "%s %s (hard link of %s)\n", e.Op, e.Path, e.Link)
+	case e.Replaced:
+		fmt.Fprintf(b, "%s %s (replaced)\n", e.Op, e.Path)
+	default:
+		fmt.Fprintf(b, "%s %s\n", e.Op, e.Path)
+	}
 }

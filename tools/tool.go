@@ -125,6 +125,7 @@ func New(opts Options) *Set {
 	s.addSearchTools()
 	s.addSnapshotTools()
 	s.addMergeTools()
+	s.addBranchTools()
 	s.addExec()
 	s.addRunTools()
 	return s

@@ -27,6 +27,7 @@ func TestCLIThroughServer(t *testing.T) {
 		"ExecPullRefused":       TestExecPullRefused,
 		"DeleteRemovesWorkDir":  TestDeleteRemovesWorkDir,
 		"MergeCommands":         TestMergeCommands,
+		"BestOfNCommands":       TestBestOfNCommands,
 	} {
 		t.Run(name, test)
 	}

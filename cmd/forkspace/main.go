@@ -69,7 +69,7 @@ func newRoot(a *app) *cobra.Command {
 		gcCmd(a), fsckCmd(a), dfCmd(a),
 		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a),
 		mcpCmd(a), serveCmd(a), mountCmd(a), doctorCmd(a), execCmd(a), fuseCmd(a),
-		mergeCmd(a), conflictsCmd(a), resolveCmd(a), cherryPickCmd(a), tokenCmd(a),
+		mergeCmd(a), conflictsCmd(a), resolveCmd(a), cherryPickCmd(a), tokenCmd(a), forkCmd(a), compareCmd(a), promoteCmd(a),
 	)
 	return root
 }

@@ -121,11 +121,15 @@ func (x *Workspace) Diff(ctx context.Context, from, to string, unified bool) ([]
 	if err != nil {
 		return nil, err
 	}
+	return diffEntries(changes), nil
+}
+
+func diffEntries(changes []vfs.Change) []provider.DiffEntry {
 	out := make([]provider.DiffEntry, len(changes))
 	for i, c := range changes {
 		out[i] = provider.DiffEntry{Op: c.Op.String(), Path: c.Path, OldPath: c.OldPath, Type: c.Type, Link: c.Link, Replaced: c.Replaced, Unified: c.Unified}
 	}
-	return out, nil
+	return out
 }
 
 // Fork implements provider.Snapshots: a new workspace of the same store,
