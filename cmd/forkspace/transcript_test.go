@@ -148,7 +148,9 @@ func TestMCPMergeTranscript(t *testing.T) {
 	tr.section("4. It merges the first fork (clean) and the second (a conflict)", app.flush())
 
 	out, structured = app.call("conflicts", map[string]any{}, false)
-	var cs struct{ Conflicts []struct{ Path, Kind, Next string } }
+	var cs struct {
+		Conflicts []struct{ Path, Kind, Next string }
+	}
 	must(t, json.Unmarshal(structured, &cs) == nil && len(cs.Conflicts) == 1 && cs.Conflicts[0].Path == "calc.py", "conflicts: %s", structured)
 	out = app.ok("read", map[string]any{"path": "calc.py"})
 	must(t, strings.Contains(out, "def mul") && !strings.Contains(out, "def div") && strings.Contains(out, "unresolved merge conflicts"), "read during the conflict: %s", out)
