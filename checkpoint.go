@@ -33,6 +33,9 @@ func validLabel(label string) error {
 	if len(label) > maxLabel || strings.ContainsRune(label, 0) {
 		return fmt.Errorf("%w: label must be at most %d bytes without NUL", fs.ErrInvalid, maxLabel)
 	}
+	if _, ok, _ := parseHistoryRef(label); ok {
+		return fmt.Errorf("%w: label %q has the form of a recorded state (~N, audit:SEQ, a time)", fs.ErrInvalid, label)
+	}
 	return nil
 }
 
@@ -94,6 +97,12 @@ func (w *Workspace) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 // label used before moves the label to the new one, as the automatic
 // checkpoints do).
 func findCheckpoint(tx meta.Tx, wsID, ref string) (*meta.Checkpoint, error) {
+	if h, ok, err := parseHistoryRef(ref); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return findState(tx, wsID, ref, h)
+	}
 	if strings.HasPrefix(ref, checkpointPrefix) {
 		c, err := tx.Checkpoint(ref)
 		if err == nil && c.WorkspaceID == wsID {
@@ -119,7 +128,7 @@ func (w *Workspace) checkpoint(ctx context.Context, ref string) (c *meta.Checkpo
 		if c, err = findCheckpoint(tx, w.id, ref); err != nil {
 			return err
 		}
-		staged, err = tx.CheckpointStaged(c.ID)
+		staged, err = stagedOf(tx, c)
 		return err
 	})
 	return c, staged, err
@@ -158,6 +167,9 @@ func (w *Workspace) DeleteCheckpoint(ctx context.Context, ref string) error {
 		c, err := findCheckpoint(tx, w.id, ref)
 		if err != nil {
 			return err
+		}
+		if c.Kind == stateKind {
+			return fmt.Errorf("%w: %s is a recorded state, not a checkpoint (the retention policy drops those)", fs.ErrInvalid, ref)
 		}
 		return tx.DeleteCheckpoint(c.ID)
 	})

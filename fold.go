@@ -85,6 +85,9 @@ func (s *Store) FoldCheckpoints(ctx context.Context) error {
 // it and returns it (the current root when there is nothing to fold).
 // Concurrent folds of one checkpoint compute the same root.
 func (s *Store) foldCheckpoint(ctx context.Context, id string) (cas.Hash, error) {
+	if seq, ok := stateSeq(id); ok {
+		return s.foldState(ctx, seq)
+	}
 	var (
 		c    *meta.Checkpoint
 		rows []meta.Staged

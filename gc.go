@@ -36,13 +36,20 @@ type GCReport struct {
 }
 
 // GC collects garbage: tree nodes, inline bodies and blobs that no
-// workspace head, checkpoint, staging row or pending upload reaches and
-// that are older than the grace period. It runs online, beside writers,
+// workspace head, checkpoint, staging row, recorded state within the
+// history retention policy or pending upload reaches and that are older
+// than the grace period. It first drops the recorded states past the
+// policy (not for a dry run). It runs online, beside writers,
 // forks, checkpoints and deletions; collections and checks of one store
 // run one at a time. See package gc.
 func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	s.collecting.Lock()
 	defer s.collecting.Unlock()
+	if !opts.DryRun {
+		if _, err := s.AuditLog().Prune(ctx); err != nil {
+			return GCReport{}, fmt.Errorf("collect garbage: %w", err)
+		}
+	}
 	o := gc.Options{Grace: opts.Grace, Lock: &s.roots, Progress: opts.Progress, Logger: s.log}
 	p, err := gc.NewPlan(ctx, s.gcDeps(), o)
 	if err != nil {

@@ -13,13 +13,17 @@ import (
 
 // A state names a workspace state in one string: "NAME" (or an ID) is a
 // workspace's live head, "NAME@CHECKPOINT" one of its checkpoints by ID or
-// label. The CLI and Diff take states.
+// label, and "NAME@~N", "NAME@audit:SEQ", "NAME@TIME" a state an audited
+// call left it in (history.go). The CLI and Diff take states.
 
 // ParseState splits a state into its workspace and checkpoint parts.
 func ParseState(state string) (workspace, checkpoint string, err error) {
 	workspace, checkpoint, at := strings.Cut(state, "@")
 	if workspace == "" || (at && checkpoint == "") {
 		return "", "", fmt.Errorf("state %q: %w: want WORKSPACE or WORKSPACE@CHECKPOINT", state, fs.ErrInvalid)
+	}
+	if _, _, err := parseHistoryRef(checkpoint); err != nil {
+		return "", "", err
 	}
 	return workspace, checkpoint, nil
 }

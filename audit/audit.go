@@ -34,9 +34,15 @@ var _ Recorder = (*Log)(nil)
 func NewLog(m meta.Store) *Log { return &Log{meta: m} }
 
 // Record appends e (its Seq, and Time when zero, are assigned by the
-// store).
+// store) and, in the same transaction, records the state of e's workspace
+// as the state the call produced (see history.go).
 func (l *Log) Record(ctx context.Context, e Entry) error {
-	err := l.meta.Update(ctx, func(tx meta.Tx) error { return tx.AppendAudit(&e) })
+	err := l.meta.Update(ctx, func(tx meta.Tx) error {
+		if err := tx.AppendAudit(&e); err != nil {
+			return err
+		}
+		return recordState(tx, &e)
+	})
 	if err != nil {
 		return fmt.Errorf("record audit entry %s: %w", e.Tool, err)
 	}

@@ -23,6 +23,9 @@ type Call struct {
 	// Detail, when set, is called after the call and its result recorded
 	// in Entry.Detail.
 	Detail func() string
+	// Command is the shell command the call runs (exec), recorded bounded
+	// (see Command).
+	Command string
 }
 
 // Label is the checkpoint label Run uses for a call to tool.
@@ -38,7 +41,7 @@ func Label(tool string) string { return "auto: before " + tool }
 // cancellation of ctx: a call that ran is always logged.
 func Run(ctx context.Context, r Recorder, c Call, fn func(context.Context) ([]string, error)) error {
 	a := ActorFrom(ctx)
-	e := Entry{WorkspaceID: c.WorkspaceID, Tool: c.Tool, Actor: a.Name, Session: a.Session}
+	e := Entry{WorkspaceID: c.WorkspaceID, Tool: c.Tool, Actor: a.Name, Session: a.Session, Command: Command(c.Command)}
 	digest, err := Digest(c.Args)
 	if err == nil && c.Checkpoint != nil {
 		var id string

@@ -22,8 +22,8 @@ type snapshot struct {
 	nodes, bodies []meta.ObjectInfo
 }
 
-// owner is one workspace and what it holds: its head and checkpoint roots
-// and its staging rows.
+// owner is one workspace and what it holds: its head, checkpoint and
+// recorded states' roots and its staging rows.
 type owner struct {
 	id, name string
 	roots    []cas.Hash
@@ -71,6 +71,12 @@ func readSnapshot(ctx context.Context, d Deps, o Options, objects bool) (*snapsh
 				}
 				ow.staged = append(ow.staged, rows...)
 			}
+			// The states audited calls left it in, while retained.
+			roots, rows, err := tx.HistoryRefs(w.ID)
+			if err != nil {
+				return err
+			}
+			ow.roots, ow.staged = append(ow.roots, roots...), append(ow.staged, rows...)
 			s.owners = append(s.owners, ow)
 		}
 		err = tx.Intents(func(in meta.Intent) error {

@@ -44,6 +44,12 @@ type AuditEntry struct {
 	// Detail is what the call reported besides its error: for exec, how
 	// the command ended and what it used ("exit code 0; 1.20s CPU, …").
 	Detail string `json:"detail,omitempty"`
+	// Command is the text of the shell command an exec ran, at most
+	// audit.MaxCommand bytes (cut and marked beyond).
+	Command string `json:"command,omitempty"`
+	// State reports, when reading, that the state the call produced is
+	// still recorded (HistoryTx): it can be named "WS@audit:SEQ".
+	State bool `json:"state,omitempty"`
 }
 
 // AuditFilter selects audit entries. Zero fields do not filter.

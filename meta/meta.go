@@ -126,6 +126,8 @@ type Tx interface {
 
 	// TokenTx keeps tenants and access tokens (meta/tokens.go).
 	TokenTx
+	// HistoryTx keeps the states audited calls produced (meta/history.go).
+	HistoryTx
 }
 
 // GCTx is the part of a Tx that garbage collection (package gc) relies on:

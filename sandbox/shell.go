@@ -604,7 +604,7 @@ func (s *Shell) record(ctx context.Context, req provider.ExecRequest, res provid
 	}
 	a := audit.ActorFrom(ctx)
 	e := audit.Entry{WorkspaceID: s.ws.ID(), Actor: a.Name, Session: a.Session, Tool: "exec",
-		ArgsDigest: digest, Duration: res.Duration, Checkpoint: checkpoint}
+		ArgsDigest: digest, Duration: res.Duration, Checkpoint: checkpoint, Command: audit.Command(req.Command)}
 	switch {
 	case err != nil:
 		e.Error = err.Error()

@@ -242,7 +242,7 @@ func register[In any](s *Set, k kind, name, desc string, out *jsonschema.Schema,
 				out, structured, err = h(ctx, c, in)
 				return err
 			}
-			ac := audit.Call{WorkspaceID: ws.ID(), Tool: name, Args: in, Detail: func() string { return c.detail }}
+			ac := audit.Call{WorkspaceID: ws.ID(), Tool: name, Args: in, Detail: func() string { return c.detail }, Command: commandOf(in)}
 			if snaps := ws.Snapshots(); k == mutating && s.opts.AutoCheckpoint && snaps != nil {
 				ac.Checkpoint = func(ctx context.Context, label string) (string, error) {
 					cp, err := snaps.Checkpoint(ctx, label)

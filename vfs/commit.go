@@ -126,6 +126,7 @@ func (f *FS) lead(ctx context.Context) {
 		}
 		f.mu.Lock()
 		for _, req := range batch {
+			f.sinceFold += len(req.rows)
 			for _, r := range req.rows {
 				if r.Deleted {
 					f.ov.Delete(r.Key, r.Seq)

@@ -97,7 +97,7 @@ func (f *FS) foldLocked(ctx context.Context) error {
 	// (mutations not yet durable have higher seqs and stay in wov).
 	f.wmu.Lock()
 	f.mu.Lock()
-	f.root = newRoot
+	f.root, f.sinceFold = newRoot, 0
 	f.ov.Drop(maxSeq)
 	f.wov.Drop(maxSeq)
 	f.mu.Unlock()

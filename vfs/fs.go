@@ -61,8 +61,12 @@ type FS struct {
 	ws       string // workspace ID; "" for a snapshot
 	readOnly bool
 	foldRows int
-	quota    meta.Quota
-	closed   atomic.Bool
+	// sinceFold counts the staging rows committed since the last fold or
+	// reset (under mu): rewriting the same keys over and over folds too,
+	// which bounds a staging epoch's log (docs/decisions/016).
+	sinceFold int
+	quota     meta.Quota
+	closed    atomic.Bool
 
 	foldMu sync.Mutex // serialises folds and resets
 
@@ -294,7 +298,7 @@ func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
 		return errdefs.PathError(op, name, req.err)
 	}
 	f.mu.RLock()
-	fold := f.foldRows > 0 && f.ov.Len() > f.foldRows
+	fold := f.foldRows > 0 && (f.ov.Len() > f.foldRows || f.sinceFold > 2*f.foldRows)
 	f.mu.RUnlock()
 	if fold && f.foldMu.TryLock() {
 		// The mutation is durable; a failed fold leaves staging in place

@@ -60,7 +60,7 @@ func (f *FS) reset(ctx context.Context, root cas.Hash, staged []meta.Staged) err
 		return fmt.Errorf("reset workspace %s: %w", f.ws, err)
 	}
 	ov, seq := overlayOf(staged)
-	f.root, f.ov, f.seq = root, ov, max(f.seq, seq)
+	f.root, f.ov, f.seq, f.sinceFold = root, ov, max(f.seq, seq), 0
 	f.wov = f.ov.Clone()
 	f.gen.Add(1)
 	f.epoch.Add(1)

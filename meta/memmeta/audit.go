@@ -40,6 +40,7 @@ func (t *tx) Audit(f meta.AuditFilter) ([]meta.AuditEntry, error) {
 			continue
 		}
 		e.Changed = slices.Clone(e.Changed)
+		e.State = t.hasState(e.Seq)
 		out = append(out, e)
 	}
 	return out, nil

@@ -35,6 +35,9 @@ type state struct {
 	// tenants maps a name to its creation time; tokens an ID to its row.
 	tenants map[string]time.Time
 	tokens  map[string]meta.Token
+	// history holds the states audited calls produced, in Seq order
+	// (memmeta/history.go).
+	history []recorded
 }
 
 // object is a stored node or inline body and its touch time.

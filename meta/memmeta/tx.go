@@ -219,6 +219,7 @@ func (t *tx) DeleteWorkspace(id string) error {
 	delete(t.s.staging, id)
 	t.owned.own("conflicts", func() { t.s.conflicts = maps.Clone(t.s.conflicts) })
 	delete(t.s.conflicts, id)
+	t.dropHistory(id)
 	return nil
 }
 

@@ -19,7 +19,7 @@ func testAudit(t *testing.T, s meta.Store) {
 	at := time.Unix(1700000000, 123456789).UTC()
 	entries := []meta.AuditEntry{
 		{WorkspaceID: "w1", Actor: "alice", Session: "s1", Tool: "write", ArgsDigest: "d1", Duration: time.Millisecond, Changed: []string{"a.txt"}},
-		{WorkspaceID: "w2", Actor: "bob", Session: "s2", Tool: "exec", Error: "exit status 1", Changed: []string{"x", "y/z"}, Checkpoint: "cp-1", Detail: "exit code 1; 0.10s CPU"},
+		{WorkspaceID: "w2", Actor: "bob", Session: "s2", Tool: "exec", Error: "exit status 1", Changed: []string{"x", "y/z"}, Checkpoint: "cp-1", Detail: "exit code 1; 0.10s CPU", Command: "make test"},
 		{WorkspaceID: "w1", Session: "s2", Tool: "rm", Time: at},
 		{Tool: "create"},
 	}
@@ -98,7 +98,8 @@ func sameAudit(got, want meta.AuditEntry) string {
 	if got.Seq != want.Seq || !got.Time.Equal(want.Time) || got.WorkspaceID != want.WorkspaceID ||
 		got.Actor != want.Actor || got.Session != want.Session || got.Tool != want.Tool ||
 		got.ArgsDigest != want.ArgsDigest || got.Error != want.Error || got.Duration != want.Duration ||
-		!slices.Equal(got.Changed, want.Changed) || got.Checkpoint != want.Checkpoint {
+		!slices.Equal(got.Changed, want.Changed) || got.Checkpoint != want.Checkpoint ||
+		got.Detail != want.Detail || got.Command != want.Command {
 		return fmt.Sprintf("got %+v, want %+v", got, want)
 	}
 	return ""

@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 		{"Closed", testClosed},
 		{"CloseDuringUpdates", testCloseDuringUpdates},
 		{"Audit", testAudit},
+		{"History", testHistory},
 		{"Touch", testTouch},
 		{"Intents", testIntents},
 		{"Condemn", testCondemn},

@@ -11,14 +11,15 @@ import (
 )
 
 const (
-	auditColumns = `seq, at, workspace_id, actor, session, tool, args_digest, error, duration_ns, changed, checkpoint, detail`
+	auditColumns = `seq, at, workspace_id, actor, session, tool, args_digest, error, duration_ns, changed, checkpoint, detail, command`
 
 	qAppendAudit = `INSERT INTO audit_log (` + auditColumns + `)
-		VALUES ($1, COALESCE($2, ` + nowFunc + `()), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		VALUES ($1, COALESCE($2, ` + nowFunc + `()), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		RETURNING at`
 	// qAudit filters with "$n = ''" / "$n = 0" guards so one prepared
 	// statement serves every filter; a negative LIMIT means none.
-	qAudit = `SELECT ` + auditColumns + ` FROM audit_log
+	qAudit = `SELECT ` + auditColumns + `, EXISTS (SELECT 1 FROM audit_states AS s WHERE s.seq = audit_log.seq)
+		FROM audit_log
 		WHERE ($1 = '' OR workspace_id = $1)
 		  AND ($2 = '' OR session = $2)
 		  AND ($3 = 0 OR seq < $3)
@@ -43,7 +44,7 @@ func (t *tx) AppendAudit(e *meta.AuditEntry) error {
 	}
 	var at int64
 	err = t.queryRow(op, true, qAppendAudit, []any{seq, toNanos(e.Time), e.WorkspaceID, e.Actor, e.Session,
-		e.Tool, e.ArgsDigest, e.Error, int64(e.Duration), string(changed), e.Checkpoint, e.Detail}, &at)
+		e.Tool, e.ArgsDigest, e.Error, int64(e.Duration), string(changed), e.Checkpoint, e.Detail, e.Command}, &at)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func scanAudit(rows *sql.Rows) (meta.AuditEntry, error) {
 		changed string
 	)
 	err := rows.Scan(&e.Seq, &at, &e.WorkspaceID, &e.Actor, &e.Session, &e.Tool, &e.ArgsDigest,
-		&e.Error, &dur, &changed, &e.Checkpoint, &e.Detail)
+		&e.Error, &dur, &changed, &e.Checkpoint, &e.Detail, &e.Command, &e.State)
 	if err != nil {
 		return e, err
 	}

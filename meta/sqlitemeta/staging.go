@@ -34,6 +34,9 @@ func (t *tx) PutStaged(workspaceID string, rows []meta.Staged) error {
 		}
 		dst[0], dst[1], dst[2], dst[3], dst[4] = workspaceID, key, r.Value, r.Deleted, r.Seq
 	})
+	if err == nil && len(rows) > 0 {
+		err = t.logStaged(workspaceID, rows)
+	}
 	if err != nil {
 		return fmt.Errorf("workspace %q: %w", workspaceID, err)
 	}
@@ -122,8 +125,12 @@ func (t *tx) stagedRows(op, query, owner string) ([]meta.Staged, error) {
 	return out, err
 }
 
-// DeleteStaged implements meta.Tx.
+// DeleteStaged implements meta.Tx. It starts a new epoch of the
+// workspace's staging log (history.go).
 func (t *tx) DeleteStaged(workspaceID string, maxSeq int64) error {
 	_, err := t.exec(fmt.Sprintf("delete staging rows of workspace %q", workspaceID), qDeleteStaged, workspaceID, maxSeq)
-	return err
+	if err != nil {
+		return err
+	}
+	return t.rebase(workspaceID)
 }

@@ -45,8 +45,10 @@ func (t *tx) CopyStaged(src, dst string) error {
 	if _, err := t.exec(op, qClearStaged, dst); err != nil {
 		return err
 	}
-	_, err := t.exec(op, qCopyStaged, src, dst)
-	return err
+	if _, err := t.exec(op, qCopyStaged, src, dst); err != nil {
+		return err
+	}
+	return t.rebase(dst)
 }
 
 // SnapshotStaged implements meta.Tx.

@@ -1,0 +1,286 @@
+package sqlitemeta
+
+import (
+	"bytes"
+	"cmp"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/meta"
+)
+
+// stagingLogCounter allocates staging_log versions (migration 0010).
+const stagingLogCounter = "staging_log"
+
+const (
+	qLogStaged = `INSERT INTO staging_log (workspace_id, ver, key, value, deleted)
+	SELECT workspace_id, $2, key, value, deleted FROM staging WHERE workspace_id = $1`
+	qSetStagingBase = `UPDATE workspaces SET staging_base = $2 WHERE id = $1`
+	// qPruneLog drops log rows below both the current epoch and the
+	// oldest recorded state's (bases grow with seq).
+	qPruneLog = `DELETE FROM staging_log WHERE workspace_id = $1 AND ver <= MIN(
+		(SELECT staging_base FROM workspaces WHERE id = $1),
+		COALESCE((SELECT base FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1), ` + maxInt64 + `))`
+	qRecordState = `INSERT INTO audit_states (seq, workspace_id, at, root, base, ver)
+	SELECT $1, w.id, $3, w.root, w.staging_base, COALESCE((SELECT next - 1 FROM counters WHERE name = '` + stagingLogCounter + `'), 0)
+	FROM workspaces AS w WHERE w.id = $2`
+	stateColumns = `seq, workspace_id, at, root`
+	qStateBySeq  = `SELECT ` + stateColumns + ` FROM audit_states WHERE seq = $1`
+	qStateBack   = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2`
+	qStateAsOf   = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 AND at <= $2 ORDER BY seq DESC LIMIT 1`
+	qStateRange  = `SELECT workspace_id, base, ver FROM audit_states WHERE seq = $1`
+	qStateRows   = `SELECT key, value, deleted, ver FROM staging_log WHERE workspace_id = $1 AND ver > $2 AND ver <= $3 ORDER BY ver`
+	qPruneStates = `DELETE FROM audit_states WHERE workspace_id = $1 AND (at < $3 OR seq <= COALESCE(
+		(SELECT seq FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2), 0))`
+	qStateSpans   = `SELECT root, base, ver FROM audit_states WHERE workspace_id = $1 ORDER BY seq`
+	qLogRows      = `SELECT key, value, deleted, ver FROM staging_log WHERE workspace_id = $1 ORDER BY ver`
+	qWorkspaceIDs = `SELECT id FROM workspaces ORDER BY id`
+	maxInt64      = "9223372036854775807"
+)
+
+var _ meta.HistoryTx = (*tx)(nil)
+
+// logStaged appends rows to workspace workspaceID's staging log under a
+// new version.
+func (t *tx) logStaged(workspaceID string, rows []meta.Staged) error {
+	ver, err := t.Allocate(stagingLogCounter, 1)
+	if err != nil {
+		return err
+	}
+	return t.insert(fmt.Sprintf("log staging rows of workspace %q", workspaceID), putLog, len(rows), func(i int, dst []any) {
+		r := rows[i]
+		key := r.Key
+		if key == nil {
+			key = []byte{}
+		}
+		dst[0], dst[1], dst[2], dst[3], dst[4] = workspaceID, ver, key, r.Value, r.Deleted
+	})
+}
+
+var putLog = newMultiRow(`INSERT INTO staging_log (workspace_id, ver, key, value, deleted) VALUES `, `(?, ?, ?, ?, ?)`, ``)
+
+// rebase starts a new epoch of workspace workspaceID's staging log: a new
+// base, the staging rows that stay logged above it, and the log rows no
+// state needs any more dropped. A missing workspace is left alone.
+func (t *tx) rebase(workspaceID string) error {
+	op := fmt.Sprintf("start staging epoch of workspace %q", workspaceID)
+	base, err := t.Allocate(stagingLogCounter, 2)
+	if err != nil {
+		return err
+	}
+	res, err := t.exec(op, qSetStagingBase, workspaceID, base)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err // no such workspace: nothing to log
+	}
+	if _, err := t.exec(op, qLogStaged, workspaceID, base+1); err != nil {
+		return err
+	}
+	_, err = t.exec(op, qPruneLog, workspaceID)
+	return err
+}
+
+// RecordState implements meta.HistoryTx.
+func (t *tx) RecordState(seq int64, workspaceID string, at time.Time) error {
+	return t.execOne(fmt.Sprintf("record state of workspace %q for audit entry %d", workspaceID, seq),
+		qRecordState, seq, workspaceID, at.UnixNano())
+}
+
+// FindState implements meta.HistoryTx.
+func (t *tx) FindState(q meta.StateQuery) (*meta.State, error) {
+	var (
+		query string
+		args  []any
+	)
+	switch {
+	case q.Seq != 0:
+		query, args = qStateBySeq, []any{q.Seq}
+	case !q.AsOf.IsZero():
+		query, args = qStateAsOf, []any{q.WorkspaceID, q.AsOf.UnixNano()}
+	default:
+		query, args = qStateBack, []any{q.WorkspaceID, q.Back}
+	}
+	var (
+		s    meta.State
+		at   int64
+		root []byte
+	)
+	err := t.queryRow(fmt.Sprintf("find state %+v", q), false, query, args, &s.Seq, &s.WorkspaceID, &at, &root)
+	if err != nil {
+		return nil, err
+	}
+	s.Time = fromNanos(at)
+	if s.Root, err = scanRoot(root); err != nil {
+		return nil, fmt.Errorf("state of audit entry %d: %w", s.Seq, err)
+	}
+	return &s, nil
+}
+
+// StateStaged implements meta.HistoryTx: per key the newest log row of
+// the state's epoch up to its version.
+func (t *tx) StateStaged(seq int64) ([]meta.Staged, error) {
+	op := fmt.Sprintf("read staging rows of the state of audit entry %d", seq)
+	var (
+		ws        string
+		base, ver int64
+	)
+	if err := t.queryRow(op, false, qStateRange, []any{seq}, &ws, &base, &ver); err != nil {
+		return nil, err
+	}
+	rows, err := t.logRows(op, qStateRows, ws, base, ver)
+	if err != nil {
+		return nil, err
+	}
+	return newestPerKey(rows), nil
+}
+
+// logRows reads staging_log rows (key, value, deleted, ver as Seq).
+func (t *tx) logRows(op, query string, args ...any) ([]meta.Staged, error) {
+	var out []meta.Staged
+	err := t.query(op, query, args, func(rows *sql.Rows) error {
+		var r meta.Staged
+		if err := rows.Scan(&r.Key, &r.Value, &r.Deleted, &r.Seq); err != nil {
+			return err
+		}
+		if len(r.Value) == 0 {
+			r.Value = nil
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// newestPerKey keeps, of rows in version order, the last row of each key,
+// ordered by key.
+func newestPerKey(rows []meta.Staged) []meta.Staged {
+	last := make(map[string]int, len(rows))
+	for i, r := range rows {
+		last[string(r.Key)] = i
+	}
+	out := make([]meta.Staged, 0, len(last))
+	for i, r := range rows {
+		if last[string(r.Key)] == i {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
+	return out
+}
+
+// PruneStates implements meta.HistoryTx.
+func (t *tx) PruneStates(workspaceID string, keep int, before time.Time) (int, error) {
+	ids := []string{workspaceID}
+	if workspaceID == "" {
+		var err error
+		if ids, err = t.workspaceIDs(); err != nil {
+			return 0, err
+		}
+	}
+	keep = max(keep, 0)
+	cut := int64(math.MinInt64)
+	if !before.IsZero() {
+		cut = before.UnixNano()
+	}
+	dropped := 0
+	for _, id := range ids {
+		op := fmt.Sprintf("prune states of workspace %q", id)
+		res, err := t.exec(op, qPruneStates, id, keep, cut)
+		if err != nil {
+			return dropped, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return dropped, fmt.Errorf("%s: %w", op, err)
+		}
+		dropped += int(n)
+		if n == 0 {
+			continue
+		}
+		if _, err := t.exec(op, qPruneLog, id); err != nil {
+			return dropped, err
+		}
+	}
+	return dropped, nil
+}
+
+func (t *tx) workspaceIDs() ([]string, error) {
+	var ids []string
+	err := t.query("list workspace ids", qWorkspaceIDs, nil, func(rows *sql.Rows) error {
+		var id string
+		err := rows.Scan(&id)
+		ids = append(ids, id)
+		return err
+	})
+	return ids, err
+}
+
+// HistoryRefs implements meta.HistoryTx: the distinct roots of the
+// workspace's states, and the log rows some state's delta holds (a row is
+// held when a state of its epoch has a version from the row's up to the
+// key's next row), so that bytes every state has overwritten go.
+func (t *tx) HistoryRefs(workspaceID string) ([]cas.Hash, []meta.Staged, error) {
+	op := fmt.Sprintf("read history of workspace %q", workspaceID)
+	type span struct{ base, ver int64 }
+	var (
+		roots []cas.Hash
+		spans []span
+		seen  = map[cas.Hash]bool{}
+	)
+	err := t.query(op, qStateSpans, []any{workspaceID}, func(rows *sql.Rows) error {
+		var (
+			b  []byte
+			sp span
+		)
+		if err := rows.Scan(&b, &sp.base, &sp.ver); err != nil {
+			return err
+		}
+		h, err := scanRoot(b)
+		if !seen[h] {
+			seen[h] = true
+			roots = append(roots, h)
+		}
+		spans = append(spans, sp)
+		return err
+	})
+	if err != nil || len(spans) == 0 {
+		return roots, nil, err
+	}
+	logged, err := t.logRows(op, qLogRows, workspaceID)
+	if err != nil {
+		return nil, nil, err
+	}
+	// held reports whether a state of an epoch containing version v sees
+	// it: its ver is in [v, next) and its base below v. Bases and vers
+	// grow with seq, so the first state with ver >= v has the lowest base
+	// of those in range.
+	held := func(v, next int64) bool {
+		i, _ := slices.BinarySearchFunc(spans, v, func(sp span, v int64) int { return cmp.Compare(sp.ver, v) })
+		return i < len(spans) && spans[i].ver < next && spans[i].base < v
+	}
+	// logged is in version order: the next row of a key is the next one
+	// with that key.
+	next := make([]int64, len(logged))
+	after := map[string]int64{}
+	for i := len(logged) - 1; i >= 0; i-- {
+		k := string(logged[i].Key)
+		next[i] = math.MaxInt64
+		if n, ok := after[k]; ok {
+			next[i] = n
+		}
+		after[k] = logged[i].Seq
+	}
+	var out []meta.Staged
+	for i, r := range logged {
+		if held(r.Seq, next[i]) {
+			out = append(out, r)
+		}
+	}
+	return roots, out, nil
+}
