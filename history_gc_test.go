@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
-	"github.com/forkspace/forkspace/gc"
 )
 
 // TestGCKeepsTimeTravelStates collects garbage when a file's old bytes are
@@ -88,23 +86,7 @@ func TestGCInterleavedWithTimeTravel(t *testing.T) {
 	defer st.Close()
 	mustCreate(t, st, "w")
 	a := audited(t, st, "w")
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := st.GC(ctx, forkspace.GCOptions{Grace: gc.NoGrace}); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
+	stop := collectLoop(t, st)
 	content := func(i int) string { return strings.Repeat(fmt.Sprintf("%d\n", i), 6000) }
 	want := map[int64]string{} // audit seq → f's content after it
 	var seqs []int64
@@ -121,8 +103,7 @@ func TestGCInterleavedWithTimeTravel(t *testing.T) {
 		want[es[0].Seq] = read(t, a.FS, "f")
 		seqs = append(seqs, es[0].Seq)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	collect(t, st)
 	for _, seq := range seqs {
 		if got := read(t, snapshot(t, st, "w@audit:"+strconv.FormatInt(seq, 10)), "f"); got != want[seq] {

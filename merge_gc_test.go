@@ -13,6 +13,29 @@ import (
 	"github.com/forkspace/forkspace/meta"
 )
 
+// collectLoop collects garbage without grace in a loop until the returned
+// function is called (which waits for the last collection).
+func collectLoop(t *testing.T, st *forkspace.Store) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := st.GC(context.Background(), forkspace.GCOptions{Grace: gc.NoGrace}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
 func collect(t *testing.T, st *forkspace.Store) gc.Counts {
 	t.Helper()
 	r, err := st.GC(context.Background(), forkspace.GCOptions{Grace: gc.NoGrace})
@@ -84,23 +107,7 @@ func TestGCInterleavedWithMerges(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	p := mustCreate(t, st, "p")
 	write(t, p, "shared", strings.Repeat("x\n", 10000))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := st.GC(ctx, forkspace.GCOptions{Grace: gc.NoGrace}); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
+	stop := collectLoop(t, st)
 	for i := range 15 {
 		f := mustFork(t, p, fmt.Sprintf("f%d", i))
 		write(t, f, fmt.Sprintf("from-%d", i), strings.Repeat(fmt.Sprintf("%d\n", i), 5000))
@@ -119,8 +126,7 @@ func TestGCInterleavedWithMerges(t *testing.T) {
 		}
 		write(t, p, "shared", strings.Repeat("x\n", 10000))
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if rep, err := st.Check(ctx); err != nil || !rep.Clean() {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}

@@ -53,23 +53,7 @@ func mustMerge(t *testing.T, w *forkspace.Workspace, from string, opts forkspace
 // link's target), and every directory as "<dir>".
 func files(t *testing.T, f *vfs.FS) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := fs.WalkDir(f.IOFS(context.Background()), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == "." {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			out[p] = "<dir>"
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := f.Readlink(context.Background(), p)
-			out[p] = "-> " + target
-			return err
-		default:
-			out[p] = read(t, f, p)
-		}
-		return nil
-	})
+	out, err := stateFiles(context.Background(), f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,6 +126,7 @@ type Tx interface {
 
 	// TokenTx keeps tenants and access tokens (meta/tokens.go).
 	TokenTx
+
 	// HistoryTx keeps the states audited calls produced (meta/history.go).
 	HistoryTx
 }

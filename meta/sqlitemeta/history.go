@@ -133,43 +133,17 @@ func (t *tx) StateStaged(seq int64) ([]meta.Staged, error) {
 	if err := t.queryRow(op, false, qStateRange, []any{seq}, &ws, &base, &ver); err != nil {
 		return nil, err
 	}
-	rows, err := t.logRows(op, qStateRows, ws, base, ver)
+	rows, err := t.stagedRows(op, qStateRows, ws, base, ver)
 	if err != nil {
 		return nil, err
 	}
 	return newestPerKey(rows), nil
 }
 
-// logRows reads staging_log rows (key, value, deleted, ver as Seq).
-func (t *tx) logRows(op, query string, args ...any) ([]meta.Staged, error) {
-	var out []meta.Staged
-	err := t.query(op, query, args, func(rows *sql.Rows) error {
-		var r meta.Staged
-		if err := rows.Scan(&r.Key, &r.Value, &r.Deleted, &r.Seq); err != nil {
-			return err
-		}
-		if len(r.Value) == 0 {
-			r.Value = nil
-		}
-		out = append(out, r)
-		return nil
-	})
-	return out, err
-}
-
 // newestPerKey keeps, of rows in version order, the last row of each key,
 // ordered by key.
 func newestPerKey(rows []meta.Staged) []meta.Staged {
-	last := make(map[string]int, len(rows))
-	for i, r := range rows {
-		last[string(r.Key)] = i
-	}
-	out := make([]meta.Staged, 0, len(last))
-	for i, r := range rows {
-		if last[string(r.Key)] == i {
-			out = append(out, r)
-		}
-	}
+	out := lastPerKey(rows)
 	slices.SortFunc(out, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
 	return out
 }
@@ -252,7 +226,7 @@ func (t *tx) HistoryRefs(workspaceID string) ([]cas.Hash, []meta.Staged, error) 
 	if err != nil || len(spans) == 0 {
 		return roots, nil, err
 	}
-	logged, err := t.logRows(op, qLogRows, workspaceID)
+	logged, err := t.stagedRows(op, qLogRows, workspaceID)
 	if err != nil {
 		return nil, nil, err
 	}

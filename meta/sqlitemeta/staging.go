@@ -108,10 +108,11 @@ func (t *tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
 	})
 }
 
-// stagedRows runs a query returning staging rows (key, value, deleted, seq).
-func (t *tx) stagedRows(op, query, owner string) ([]meta.Staged, error) {
+// stagedRows runs a query returning staging rows (key, value, deleted,
+// seq).
+func (t *tx) stagedRows(op, query string, args ...any) ([]meta.Staged, error) {
 	var out []meta.Staged
-	err := t.query(op, query, []any{owner}, func(rows *sql.Rows) error {
+	err := t.query(op, query, args, func(rows *sql.Rows) error {
 		var r meta.Staged
 		if err := rows.Scan(&r.Key, &r.Value, &r.Deleted, &r.Seq); err != nil {
 			return err
