@@ -57,6 +57,13 @@ need s3cmd
 # cmd/forkspace: the dashboard is driven in a real headless Chromium
 # (chromedp); with CI=true its test fails when the browser is missing.
 need chromium
+# clients/python: the SDK is installed with pip into a venv and tested
+# with Debian's pytest (Debian's python3, not another one on PATH).
+need pytest-3 python3-pytest
+if ! /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null && [[ $(id -u) -eq 0 ]]; then
+	apt-get install -y --no-install-recommends python3-venv >&2 ||
+		{ apt-get update >&2 && apt-get install -y --no-install-recommends python3-venv >&2; }
+fi
 # mount/gitmount: test repositories are built with git and served by
 # git http-backend; with CI=true the tests fail when git is missing.
 need git
