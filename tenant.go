@@ -3,6 +3,7 @@ package forkspace
 import (
 	"context"
 
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -26,6 +27,16 @@ func TenantFrom(ctx context.Context) string {
 		return t
 	}
 	return meta.DefaultTenant
+}
+
+// Scoped returns ctx for a caller with scope (package auth): the scope,
+// and its tenant (a scope of every tenant acts in meta.DefaultTenant).
+func Scoped(ctx context.Context, scope auth.Scope) context.Context {
+	tenant := scope.Tenant
+	if tenant == auth.AnyTenant {
+		tenant = ""
+	}
+	return WithTenant(auth.WithScope(ctx, scope), tenant)
 }
 
 // Tenant returns the workspace's tenant.

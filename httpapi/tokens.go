@@ -72,17 +72,8 @@ func Authenticate(tokens *auth.Tokens, h http.Handler) http.Handler {
 			fail(w, r, err)
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(Scoped(r.Context(), scope)))
+		h.ServeHTTP(w, r.WithContext(forkspace.Scoped(r.Context(), scope)))
 	})
-}
-
-// Scoped returns ctx for a caller with scope: the scope and its tenant.
-func Scoped(ctx context.Context, scope auth.Scope) context.Context {
-	tenant := scope.Tenant
-	if tenant == auth.AnyTenant {
-		tenant = ""
-	}
-	return forkspace.WithTenant(auth.WithScope(ctx, scope), tenant)
 }
 
 // queryToken says why r's query string is refused ("" if it is not).

@@ -8,7 +8,18 @@
 // workspace is fixed by the caller; over streamable HTTP (Handler) the
 // client picks it with the query parameter ?workspace=NAME on the endpoint
 // URL (or the X-Forkspace-Workspace header), and a session that names none
-// gets a workspace of its own, created on demand.
+// gets a workspace of its own, created on demand and deleted when the
+// session ends (Options.Discard) unless it asked to keep it (?keep=true):
+// no new stored workspace per session. An invalid ?workspace= is refused
+// at connect (HTTP 400), not at the first tool call.
+//
+// Behind httpapi.Authenticate, the token is checked at connect (the
+// workspace must be one it reaches: 404 otherwise, as for a missing one;
+// a token whose pattern is one name works there without naming it) and
+// on every tool call, with the token of that call's request: read-only
+// tools need read, the exec tools exec, the others write, and fork's new
+// name and merge's and cherry_pick's source must be inside the token's
+// pattern. Calls run in the token's tenant.
 //
 // A tool with an output schema (diff) returns structured content next to
 // its text. Tool failures are tool results with isError set (the model sees them

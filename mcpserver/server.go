@@ -13,7 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/tools"
 )
@@ -41,6 +43,11 @@ type Options struct {
 	// SessionTimeout closes an HTTP session (and its workspace) after this
 	// long without a request (default DefaultSessionTimeout).
 	SessionTimeout time.Duration
+	// Discard, if set, deletes the workspace of a session that named none
+	// (Config("")) when the session ends, unless the session asked to
+	// keep it (?keep=true): such sessions get an ephemeral workspace, not
+	// a new stored one each time. ctx carries the session's tenant.
+	Discard func(ctx context.Context, session string) error
 }
 
 // DefaultSessionTimeout is the idle time after which an HTTP session ends.
@@ -61,8 +68,11 @@ type Server struct {
 
 // binding is the workspace of one MCP session.
 type binding struct {
-	session provider.Session
-	target  tools.Target
+	session   provider.Session
+	target    tools.Target
+	workspace string // "" for the session's own
+	ephemeral bool   // its own workspace is discarded at the end
+	tenant    string
 }
 
 // New returns a Server. It panics if Manager or Config is nil.
@@ -113,6 +123,9 @@ func boolPtr(b bool) *bool { return &b }
 func (s *Server) handler(tl *tools.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		b, err := s.bind(req)
+		if err == nil {
+			ctx, err = b.scoped(ctx, req, tl)
+		}
 		var res tools.Result
 		if err != nil {
 			res = tools.Result{Text: err.Error(), IsError: true}
@@ -150,10 +163,16 @@ func (s *Server) bind(req *mcp.CallToolRequest) (*binding, error) {
 		s.bound.Wait()
 	}
 	var name string
+	keep := false
 	if req.Extra != nil && req.Extra.Header != nil {
 		name = req.Extra.Header.Get(WorkspaceHeader)
+		keep = req.Extra.Header.Get(keepHeader) == "true"
 	}
 	b := s.newBinding(provider.Session{ID: "mcp-" + id}, name)
+	b.ephemeral = name == "" && !keep
+	if scope := scopeOf(req); scope != nil && scope.Tenant != auth.AnyTenant {
+		b.tenant = scope.Tenant
+	}
 	s.bindings[req.Session] = b
 	go func(ss *mcp.ServerSession) {
 		ss.Wait()
@@ -164,7 +183,25 @@ func (s *Server) bind(req *mcp.CallToolRequest) (*binding, error) {
 
 func (s *Server) newBinding(sess provider.Session, workspace string) *binding {
 	d := provider.Declaration{Name: declName, Config: s.opts.Config(workspace), Capabilities: s.opts.Capabilities}
-	return &binding{session: sess, target: tools.Session(s.opts.Manager, sess, d)}
+	return &binding{session: sess, target: tools.Session(s.opts.Manager, sess, d), workspace: workspace}
+}
+
+// scoped returns ctx for a tool call of the binding: its tenant, and the
+// scope of the call's request, checked against the call (allowCall).
+func (b *binding) scoped(ctx context.Context, req *mcp.CallToolRequest, tl *tools.Tool) (context.Context, error) {
+	scope := scopeOf(req)
+	if scope == nil {
+		return forkspace.WithTenant(ctx, b.tenant), nil
+	}
+	ctx = forkspace.Scoped(ctx, *scope)
+	ws := b.workspace
+	if ws == "" {
+		ws = "session-x" // connect checked that the token reaches the session's own
+	}
+	if err := allowCall(scope, forkspace.TenantFrom(ctx), ws, tl, req.Params.Arguments); err != nil {
+		return ctx, err
+	}
+	return ctx, nil
 }
 
 // unbind ends a session's binding, kills the background runs it started
@@ -181,6 +218,11 @@ func (s *Server) unbind(ss *mcp.ServerSession) {
 	if err := s.opts.Manager.CloseSession(context.Background(), b.session.ID); err != nil {
 		s.log.Warn("close session", "session", b.session.ID, "err", err)
 	}
+	if b.ephemeral && s.opts.Discard != nil {
+		if err := s.opts.Discard(forkspace.WithTenant(context.Background(), b.tenant), b.session.ID); err != nil {
+			s.log.Warn("discard the session's workspace", "session", b.session.ID, "err", err)
+		}
+	}
 }
 
 // Serve runs one MCP session over t (for example &mcp.StdioTransport{})
@@ -195,7 +237,9 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport, workspace string) e
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	s.mu.Lock()
-	s.bindings[ss] = s.newBinding(sess, workspace)
+	b := s.newBinding(sess, workspace)
+	b.ephemeral = workspace == ""
+	s.bindings[ss] = b
 	s.bound.Broadcast()
 	s.mu.Unlock()
 	done := make(chan error, 1)
@@ -214,15 +258,26 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport, workspace string) e
 }
 
 // Handler returns the streamable HTTP handler of the server; mount it at
-// /mcp. Clients choose their workspace with ?workspace=NAME on the
-// endpoint URL.
+// /mcp (behind httpapi.Authenticate when the store has tokens). Clients
+// choose their workspace with ?workspace=NAME on the endpoint URL, checked
+// at connect (connect); ?keep=true keeps the workspace of a session that
+// names none.
 func (s *Server) Handler() http.Handler {
-	h := answerAtEdge(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.opts.SessionTimeout, MaxRequestBodyBytes: MaxRequestBytes}))
+	h := answerAtEdge(withTokenInfo(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.opts.SessionTimeout, MaxRequestBodyBytes: MaxRequestBytes})))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ws := r.URL.Query().Get("workspace"); ws != "" {
-			r.Header.Set(WorkspaceHeader, ws)
+		r.Header.Del(keepHeader)
+		if r.URL.Query().Get(KeepParam) == "true" {
+			r.Header.Set(keepHeader, "true")
+		}
+		r, status, msg := connect(r)
+		if status != 0 {
+			http.Error(w, msg, status)
+			return
 		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+// keepHeader carries ?keep= to the session's binding.
+const keepHeader = "X-Forkspace-Keep"

@@ -18,6 +18,7 @@ import (
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -80,6 +81,9 @@ func (b *backend) ListBuckets() ([]gofakes3.BucketInfo, error) {
 	}
 	out := make([]gofakes3.BucketInfo, 0, len(infos))
 	for _, in := range infos {
+		if auth.Allowed(b.ctx, auth.Read, forkspace.TenantFrom(b.ctx), in.Name) != nil {
+			continue // a token lists only what it reaches
+		}
 		out = append(out, gofakes3.BucketInfo{Name: in.Name, CreationDate: gofakes3.NewContentTime(in.CreatedAt)})
 	}
 	return out, nil

@@ -40,6 +40,14 @@
 // (STREAMING-AWS4-HMAC-SHA256-PAYLOAD) are not checked; the request's
 // own signature is.
 //
+// Once Options.Tokens is enabled (the store holds a token, package auth),
+// access keys are token IDs and secret keys their S3 secret keys
+// (auth.Tokens.S3Key, checked with the token's expiry and revocation on
+// every request), and each request runs in the token's tenant and scope:
+// GET and HEAD need read on the bucket, other methods write; a bucket
+// outside the token is NoSuchBucket (404), as a missing one; the bucket
+// listing shows only the token's.
+//
 // Multipart uploads are gofakes3's: parts are held in the server's memory
 // until CompleteMultipartUpload writes the object in one piece (a missing
 // or reordered part is an error and writes nothing); uploads do not

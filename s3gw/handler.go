@@ -19,6 +19,7 @@ import (
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 )
 
 // Credentials returns the secret key of an access key (false: unknown).
@@ -26,8 +27,16 @@ type Credentials func(accessKey string) (secret string, ok bool)
 
 // Options configure a Handler.
 type Options struct {
-	// Credentials decides who may sign requests. Required.
+	// Credentials decides who may sign requests while Tokens is nil or
+	// not enabled. Required.
 	Credentials Credentials
+	// Tokens, once enabled (the store holds a token), replaces
+	// Credentials: an access key is a token's ID, its secret key the
+	// token's S3 secret (auth.Tokens.S3Key), and each request is limited
+	// to the token's scope: its tenant's buckets, read for GET and HEAD,
+	// write for the rest, on the buckets its pattern matches (others are
+	// NoSuchBucket, as missing ones).
+	Tokens *auth.Tokens
 	// Logger receives the protocol layer's errors (nil: discarded).
 	Logger *slog.Logger
 	// Now is the clock signatures are checked against (nil: time.Now).
@@ -58,13 +67,17 @@ func New(st *forkspace.Store, opts Options) *Handler {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sig, err := parseSignature(r)
+	var scope *auth.Scope
 	if err == nil {
-		secret, ok := h.opts.Credentials(sig.accessKey)
-		if !ok {
-			err = denied("InvalidAccessKeyId", "access key %q is not known here", sig.accessKey)
-		} else {
+		var secret string
+		secret, scope, err = h.secret(r.Context(), sig.accessKey)
+		if err == nil {
 			err = sig.verify(r, secret, h.opts.Now())
 		}
+	}
+	if err == nil && scope != nil {
+		r = r.WithContext(forkspace.Scoped(r.Context(), *scope))
+		err = allowBucket(r)
 	}
 	if err == nil && !sig.presigned && sig.payloadHash != unsignedBody && sig.payloadHash != streamingBody && r.Body != nil {
 		r.Body, err = newCheckedBody(r.Body, sig.payloadHash)
@@ -78,8 +91,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		ae := err.(*authError)
 		status := http.StatusForbidden
-		if badRequest[ae.code] {
+		switch {
+		case badRequest[ae.code]:
 			status = http.StatusBadRequest
+		case ae.code == "NoSuchBucket":
+			status = http.StatusNotFound
 		}
 		writeError(w, r, status, ae.code, ae.msg)
 		return
@@ -92,19 +108,63 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fw.body = &trackedBody{ReadCloser: r.Body}
 		r.Body = fw.body
 	}
-	h.protocol(sig.accessKey).ServeHTTP(fw, r)
+	h.protocol(sig.accessKey, scope).ServeHTTP(fw, r)
 	fw.finish()
 }
 
+// secret returns the secret key of an access key, and the scope of its
+// token when tokens are on.
+func (h *Handler) secret(ctx context.Context, accessKey string) (string, *auth.Scope, error) {
+	if h.opts.Tokens != nil && h.opts.Tokens.Enabled() {
+		secret, scope, err := h.opts.Tokens.S3Key(ctx, accessKey)
+		if err != nil {
+			return "", nil, denied("InvalidAccessKeyId", "access key %q: %v", accessKey, err)
+		}
+		return secret, &scope, nil
+	}
+	secret, ok := h.opts.Credentials(accessKey)
+	if !ok {
+		return "", nil, denied("InvalidAccessKeyId", "access key %q is not known here", accessKey)
+	}
+	return secret, nil, nil
+}
+
+// allowBucket checks the request's bucket against the token of its
+// context: read for GET and HEAD, write otherwise; the listing of
+// buckets is filtered instead (backend.ListBuckets).
+func allowBucket(r *http.Request) error {
+	bucket, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if bucket == "" {
+		return nil
+	}
+	op := auth.Write
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		op = auth.Read
+	}
+	name, _, _ := strings.Cut(bucket, "@")
+	err := auth.Allowed(r.Context(), op, forkspace.TenantFrom(r.Context()), name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &authError{code: "NoSuchBucket", msg: fmt.Sprintf("bucket %q does not exist", bucket)}
+	case err != nil:
+		return denied("AccessDenied", "%v", err)
+	}
+	return nil
+}
+
 // protocol returns the S3 protocol handler of an access key, whose
-// backend records its changes as made by that key.
-func (h *Handler) protocol(accessKey string) http.Handler {
+// backend records its changes as made by that key, in its token's
+// tenant and scope (nil: no token).
+func (h *Handler) protocol(accessKey string, scope *auth.Scope) http.Handler {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p, ok := h.byKey[accessKey]; ok {
 		return p
 	}
 	ctx := audit.WithActor(context.Background(), audit.Actor{Name: "s3:" + accessKey})
+	if scope != nil {
+		ctx = forkspace.Scoped(ctx, *scope)
+	}
 	b := &backend{st: h.st, ctx: ctx, etags: newETagCache()}
 	g := gofakes3.New(b, gofakes3.WithoutVersioning(), gofakes3.WithHostBucket(false),
 		gofakes3.WithLogger(slogLogger{h.log}))

@@ -34,6 +34,14 @@
 // checkpoint and diff with it. Locks are held in memory by the server
 // (webdav.NewMemLS) and last as long as it runs.
 //
+// # Tokens
+//
+// Behind httpapi.Authenticate, a request carries its token's scope: the
+// handler checks read on the workspace of its path (write for writing
+// methods, and on the Destination of COPY and MOVE) before anything else
+// (404 for a workspace outside the token, as a missing one; 403 for a
+// permission it lacks), and the root lists only the token's workspaces.
+//
 // # Errors
 //
 // Store errors are mapped here and only here: the file system hands the

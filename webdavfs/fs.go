@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/webdav"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -248,6 +249,9 @@ func (d *rootDir) Readdir(count int) ([]fs.FileInfo, error) {
 			return nil, fail(d.ctx, err)
 		}
 		for _, in := range infos {
+			if auth.Allowed(d.ctx, auth.Read, forkspace.TenantFrom(d.ctx), in.Name) != nil {
+				continue // a token sees only what it reaches
+			}
 			d.list = append(d.list, wsInfo{name: in.Name, updated: in.UpdatedAt})
 		}
 		d.done = true

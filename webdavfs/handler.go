@@ -19,6 +19,7 @@ import (
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
 )
 
@@ -65,6 +66,10 @@ var writeMethods = map[string]bool{
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if status, msg := h.allowed(r); status != 0 {
+		http.Error(w, msg, status)
+		return
+	}
 	if ref := h.readOnlyTarget(r); ref != "" {
 		http.Error(w, fmt.Sprintf("%s %s: checkpoint %s is read-only", r.Method, r.URL.Path, ref), http.StatusForbidden)
 		return
@@ -103,6 +108,50 @@ func (h *Handler) readOnlyTarget(r *http.Request) string {
 		}
 	}
 	return ""
+}
+
+// allowed checks the request against the caller's token, if the request
+// carries one (auth.FromContext, set by httpapi.Authenticate): read on
+// the workspace of its path, write for a writing method, COPY's
+// Destination and MOVE's. A workspace the token does not reach is 404,
+// as a missing one; a permission it lacks 403.
+func (h *Handler) allowed(r *http.Request) (int, string) {
+	if _, ok := auth.FromContext(r.Context()); !ok {
+		return 0, ""
+	}
+	check := func(p string, op auth.Perm) (int, string) {
+		ref, _ := split(strings.TrimPrefix(p, h.prefix))
+		name, _, _ := strings.Cut(ref, "@")
+		if name == "" {
+			if op == auth.Read {
+				return 0, "" // the root: its listing is filtered
+			}
+			name = ref
+		}
+		err := auth.Allowed(r.Context(), op, forkspace.TenantFrom(r.Context()), name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return http.StatusNotFound, err.Error()
+		case err != nil:
+			return http.StatusForbidden, err.Error()
+		}
+		return 0, ""
+	}
+	op := auth.Read
+	if writeMethods[r.Method] {
+		op = auth.Write
+	}
+	if status, msg := check(r.URL.Path, op); status != 0 {
+		return status, msg
+	}
+	if r.Method == "COPY" || r.Method == "MOVE" {
+		u, err := url.Parse(r.Header.Get("Destination"))
+		if err != nil {
+			return http.StatusBadRequest, "Destination: " + err.Error()
+		}
+		return check(u.Path, auth.Write)
+	}
+	return 0, ""
 }
 
 // requestKey keys a request's state in its context.

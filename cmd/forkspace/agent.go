@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -80,6 +82,18 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 		Config:  func(name string) provider.Config { return localprovider.Config{Workspace: name} },
 		Tools:   tools.Options{ReadOnly: f.readOnly, AutoCheckpoint: f.autoCheckpoint, Recorder: st.AuditLog()},
 		Logger:  log,
+		// A session naming no workspace works in one of its own, deleted
+		// when it ends (if a tool call made it).
+		Discard: func(ctx context.Context, session string) error {
+			name, err := localprovider.SessionWorkspace(session)
+			if err == nil {
+				err = st.Delete(ctx, name)
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		},
 	})
 	return srv, m, nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/s3gw"
 	"github.com/forkspace/forkspace/webdavfs"
@@ -27,9 +28,21 @@ type door struct {
 
 var (
 	webdavDoor = door{flag: "--webdav", name: "WebDAV", handler: func(a *app, log *slog.Logger) (http.Handler, string, error) {
-		return webdavfs.New(a.st, webdavfs.Options{Logger: log}), "a workspace at /NAME/", nil
+		tokens, err := a.st.Tokens(context.Background())
+		if err != nil {
+			return nil, "", err
+		}
+		return basicToken(tokens, httpapi.Authenticate(tokens, webdavfs.New(a.st, webdavfs.Options{Logger: log}))), "a workspace at /NAME/", nil
 	}}
 	s3Door = door{flag: "--s3", name: "S3", handler: func(a *app, log *slog.Logger) (http.Handler, string, error) {
+		tokens, err := a.st.Tokens(context.Background())
+		if err != nil {
+			return nil, "", err
+		}
+		if tokens.Enabled() {
+			creds := func(string) (string, bool) { return "", false }
+			return s3gw.New(a.st, s3gw.Options{Credentials: creds, Tokens: tokens, Logger: log}), "path-style, a workspace per bucket; keys: a token's ID and S3 secret key ('forkspace token create')", nil
+		}
 		key, secret, generated, err := s3Credentials()
 		if err != nil {
 			return nil, "", err
@@ -39,7 +52,7 @@ var (
 			note += ", secret key " + secret + " (generated: set FORKSPACE_S3_ACCESS_KEY and FORKSPACE_S3_SECRET_KEY to choose them)"
 		}
 		creds := func(k string) (string, bool) { return secret, k == key }
-		return s3gw.New(a.st, s3gw.Options{Credentials: creds, Logger: log}), note, nil
+		return s3gw.New(a.st, s3gw.Options{Credentials: creds, Tokens: tokens, Logger: log}), note, nil
 	}}
 )
 
@@ -92,4 +105,21 @@ func (d door) open(ctx context.Context, a *app, addr string, insecure bool) (sto
 			log.Warn(d.name+" server", "err", err)
 		}
 	}, nil
+}
+
+// basicToken turns HTTP Basic credentials whose password is a token
+// (any user name) into the bearer token Authenticate reads: WebDAV
+// clients (davfs2, cadaver, desktops) send Basic, not Bearer, and only
+// once challenged to.
+func basicToken(tokens *auth.Tokens, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pass, ok := r.BasicAuth(); ok {
+			r.Header.Set("Authorization", "Bearer "+pass)
+		} else if tokens.Enabled() && r.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="forkspace (password: a token)"`)
+			http.Error(w, "this server needs a token: send it as the password (any user name)", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
