@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/forkspace/forkspace/auth"
 )
 
 // browser starts a headless Chromium (Debian's chromium) for a test and
@@ -241,4 +243,68 @@ func TestDashboard(t *testing.T) {
 	if byDashboard < 4 { // upload, rename, delete, restore
 		t.Errorf("the audit log names the dashboard in %d entries, want its upload, rename, delete and restore: %+v", byDashboard, audit)
 	}
+}
+
+// TestDashboardTokens: on a server whose store holds tokens, the dashboard
+// asks for one; a bad token is refused with a message; a read-only token
+// limited to one workspace sees that workspace alone and no control that
+// would change it; signing out and in again as an admin shows the rest.
+func TestDashboardTokens(t *testing.T) {
+	ctx := browser(t)
+	c := newCLI(t)
+	c.ok(nil, "workspace", "create", "open")
+	c.ok(nil, "workspace", "create", "secret")
+	c.ok([]byte("readable\n"), "put", "-w", "open", "-", "hello.txt")
+	var admin, reader auth.Created
+	c.json(&admin, "token", "create", "--tenant", "*", "--perm", "all", "--label", "admin")
+	c.json(&reader, "token", "create", "--workspaces", "open", "--perm", "read", "--label", "reader")
+	mcpURL, stop := serve(t, c.store)
+	defer stop()
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	if st, _ := restGet(t, base, "/v1/workspaces"); st != http.StatusUnauthorized {
+		t.Fatalf("GET /v1/workspaces without a token: %d, want 401", st)
+	}
+
+	signIn := func(token string) {
+		t.Helper()
+		drive(t, ctx, "sign in",
+			chromedp.WaitVisible(chromedp.CSS(`#token`)),
+			chromedp.SetValue(chromedp.CSS(`#token`), token),
+			chromedp.Click(chromedp.CSS(`#signin-submit`)))
+	}
+	drive(t, ctx, "open the dashboard", chromedp.Navigate(base+"/"))
+	signIn("fks_not_a_token")
+	drive(t, ctx, "refused token", chromedp.WaitVisible(chromedp.CSS(`#signin-error`)))
+	if msg := get(t, ctx, "the refusal", chromedp.Text(chromedp.CSS(`#signin-error`))); !strings.Contains(msg, "not valid") {
+		t.Errorf("a bad token shows %q", msg)
+	}
+
+	signIn(reader.Token)
+	drive(t, ctx, "the reader's workspaces",
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-ws="open"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#who`)))
+	hidden := get(t, ctx, "what the reader sees", chromedp.Evaluate[[]bool](`[
+		document.querySelector('tr[data-ws="secret"]') === null,
+		document.querySelector('#create-ws') === null,
+		document.querySelector('tr[data-ws="open"] button') === null]`))
+	for i, what := range []string{"another workspace", "the create form", "the delete button"} {
+		if !hidden[i] {
+			t.Errorf("a read-only token limited to 'open' sees %s", what)
+		}
+	}
+	drive(t, ctx, "the reader's files",
+		chromedp.Click(chromedp.CSS(`tr[data-ws="open"] a`)),
+		chromedp.WaitVisible(row("hello.txt")),
+		chromedp.WaitVisible(chromedp.CSS(`#read-only`)))
+	controls := get(t, ctx, "the reader's controls", chromedp.Evaluate[int](`document.querySelectorAll('#upload-files, #mkdir-name, #drop, .acts button.danger').length`))
+	if controls != 0 {
+		t.Errorf("a read-only token sees %d controls that change files", controls)
+	}
+	drive(t, ctx, "the reader's preview", chromedp.Click(row("hello.txt")), chromedp.WaitVisible(chromedp.CSS(`#preview-text`)))
+
+	drive(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`#signout`)))
+	signIn(admin.Token)
+	drive(t, ctx, "the admin's workspaces",
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-ws="secret"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#create-ws`)))
 }

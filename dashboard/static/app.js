@@ -160,7 +160,46 @@ async function download(ws, p) {
   setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
-// ---- sign in ----------------------------------------------------------
+// ---- sign in and scope ------------------------------------------------
+
+// scope is what the signed-in token may do: its permissions (read, write,
+// exec, admin) and workspace pattern, read from the token list, where a
+// token finds itself. Without a token (a server without tokens) every
+// control shows; the server decides either way, the page only hides what
+// would be refused.
+const scope = { perms: new Set(['read', 'write', 'exec', 'admin']), workspaces: '*', label: '' };
+const can = (perm) => scope.perms.has(perm);
+
+function setScope(k) {
+  scope.perms = new Set(String(k.perms || '').split(',').filter(Boolean));
+  if (scope.perms.has('admin')) ['read', 'write', 'exec'].forEach((p) => scope.perms.add(p));
+  scope.workspaces = k.workspaces || '*';
+  scope.label = k.label || k.id;
+  const who = $('#who');
+  who.hidden = false;
+  who.textContent = scope.label + ' · ' + [...scope.perms].join(', ') + (scope.workspaces !== '*' ? ' · ' + scope.workspaces : '');
+}
+
+// loadScope applies the scope cached for this tab at once, then asks the
+// server; it reports whether the answer differs from what was applied.
+async function loadScope() {
+  const t = session.token;
+  const id = t.startsWith('fks_') ? t.slice(4).split('_')[0] : '';
+  if (!id) return false;
+  const cached = sessionStorage.getItem('fks.scope');
+  if (cached) setScope(JSON.parse(cached));
+  try {
+    const mine = ((await api('GET', '/v1/tokens')) || []).find((k) => k.id === id);
+    if (!mine) return false;
+    const fresh = JSON.stringify({ id: mine.id, perms: mine.perms, workspaces: mine.workspaces, label: mine.label });
+    sessionStorage.setItem('fks.scope', fresh);
+    setScope(mine);
+    return fresh !== cached;
+  } catch {
+    return false; // a server without tokens: everything shows, the server decides
+  }
+}
+
 
 // signedIn is remembered for the tab, so a reload paints at once instead
 // of waiting for a probe; any 401 afterwards signs out.
@@ -183,6 +222,9 @@ function renderSignIn(main, message) {
     try {
       await api('GET', '/v1/workspaces?limit=1');
       setSignedIn(true);
+      sessionStorage.removeItem('fks.scope');
+      scopeLoaded = true;
+      await loadScope();
       location.hash = '#/';
     } catch (ex) {
       session.token = '';
@@ -202,6 +244,7 @@ function renderSignIn(main, message) {
 
 const TABS = ['files', 'checkpoints', 'forks', 'audit', 'mounts'];
 let current = null; // the view being shown: { close() }
+let scopeLoaded = false;
 
 async function route() {
   const main = $('#main');
@@ -222,6 +265,12 @@ async function route() {
       renderSignIn(main, ex.status === 401 ? '' : ex.message);
       return;
     }
+  }
+  if (!scopeLoaded) {
+    scopeLoaded = true;
+    const first = loadScope();
+    if (!sessionStorage.getItem('fks.scope') && session.token) await first; // nothing cached: wait, so nothing shows that the token may not do
+    else first.then((changed) => { if (changed) route(); });
   }
   if (parts[0] === 'ws' && parts[1]) {
     const ws = parts[1];
@@ -246,7 +295,7 @@ function workspacesView(main) {
   const name = h('input', { type: 'text', id: 'new-ws', placeholder: 'name', 'aria-label': 'New workspace name' });
   main.replaceChildren(
     h('h1', {}, 'Workspaces'),
-    h('form', { class: 'row', onsubmit: async (e) => {
+    !can('write') ? '' : h('form', { class: 'row', id: 'create-ws', onsubmit: async (e) => {
       e.preventDefault();
       try {
         await api('POST', '/v1/workspaces', { json: { name: name.value.trim() } });
@@ -269,7 +318,7 @@ function workspacesView(main) {
         h('td', { class: 'num hide-narrow' }, fmtBytes(usage.get(w.id)?.exclusive_bytes)),
         h('td', { class: 'num hide-narrow' }, fmtBytes(usage.get(w.id)?.shared_bytes)),
         h('td', { class: 'hide-narrow' }, w.parent_id ? byID.get(w.parent_id) || w.parent_id : ''),
-        h('td', {}, confirmButton('Delete', async () => {
+        h('td', {}, !can('write') ? '' : confirmButton('Delete', async () => {
           try { await api('DELETE', wsURL(w.name)); load(); } catch (ex) { toast(ex.message); }
         })))));
       if (!list.length) body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No workspaces yet.')));
@@ -284,11 +333,11 @@ function workspacesView(main) {
 // ---- one workspace ----------------------------------------------------
 
 function workspaceView(main, ws, tab, rest) {
-  const readOnly = ws.includes('@');
+  const readOnly = ws.includes('@') || !can('write');
   const tabs = h('nav', { class: 'tabs', 'aria-label': 'Workspace' }, TABS.map((t) =>
     h('a', { href: '#/ws/' + encodeURIComponent(ws) + '/' + t, 'aria-current': t === tab ? 'page' : null, id: 'tab-' + t }, t[0].toUpperCase() + t.slice(1))));
   const pane = h('section', { id: 'pane' });
-  main.replaceChildren(h('h1', {}, ws, readOnly ? h('span', { class: 'badge' }, ' read-only') : null), tabs, pane);
+  main.replaceChildren(h('h1', {}, ws, readOnly ? h('span', { class: 'badge', id: 'read-only' }, 'read-only') : null), tabs, pane);
   const view = { files: filesTab, checkpoints: checkpointsTab, forks: forksTab, audit: auditTab, mounts: mountsTab }[tab];
   return view(pane, ws, readOnly, rest) || { close() {} };
 }
@@ -812,7 +861,7 @@ function forksTab(pane, ws, readOnly) {
   const treeEl = h('div', { id: 'forktree' });
   const diff = h('div');
   pane.replaceChildren(
-    h('form', { class: 'row', onsubmit: async (e) => {
+    !can('write') ? '' : h('form', { class: 'row', onsubmit: async (e) => {
       e.preventDefault();
       try { await api('POST', wsURL(ws) + '/fork', { json: { name: name.value.trim() } }); name.value = ''; load(); } catch (ex) { toast(ex.message); }
     } }, name, h('button', { type: 'submit' }, 'Fork')),
@@ -872,10 +921,9 @@ function mountsTab(pane, ws, readOnly) {
 // ---- start ------------------------------------------------------------
 
 $('#signout').addEventListener('click', () => {
-  session.token = '';
-  setSignedIn(false);
   for (const k of Object.keys(sessionStorage)) if (k.startsWith('fks.')) sessionStorage.removeItem(k);
   location.hash = '#/signin';
+  location.reload(); // forget the scope along with the token and every cached listing
 });
 window.addEventListener('hashchange', route);
 route();
