@@ -176,3 +176,70 @@ func (s *Store) HistoryRetention(ctx context.Context) (audit.Retention, error) {
 func (s *Store) SetHistoryRetention(ctx context.Context, r audit.Retention) error {
 	return s.AuditLog().SetRetention(ctx, r)
 }
+
+// Step is one audited call of a workspace with the state it left the
+// workspace in.
+type Step struct {
+	Seq     int64     `json:"seq"`
+	Time    time.Time `json:"time"`
+	Tool    string    `json:"tool"`
+	Actor   string    `json:"actor,omitempty"`
+	Session string    `json:"session,omitempty"`
+	// Error is the call's failure ("" if it succeeded; a failed call
+	// changed nothing).
+	Error   string   `json:"error,omitempty"`
+	Changed []string `json:"changed"`
+	// Command is an exec's command text (bounded, see audit.Command).
+	Command string `json:"command,omitempty"`
+	// State names the state the call left ("NAME@audit:SEQ"; "" once the
+	// retention policy dropped it), Back the same as "NAME@~N" (only when
+	// listing from the newest step).
+	State string `json:"state,omitempty"`
+	Back  string `json:"back,omitempty"`
+}
+
+// HistoryOptions page a workspace's history.
+type HistoryOptions struct {
+	// Limit bounds the steps returned (default 20).
+	Limit int
+	// Before lists steps with Seq < Before (0: from the newest).
+	Before int64
+}
+
+// History lists workspace ref's audited calls, newest first, each with the
+// paths it changed and the state it left (readable, diffable, forkable and
+// restorable while retained).
+func (s *Store) History(ctx context.Context, ref string, opts HistoryOptions) ([]Step, error) {
+	w, err := s.Workspace(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("history of %s: %w", ref, err)
+	}
+	if opts.Limit < 0 || opts.Before < 0 {
+		return nil, fmt.Errorf("history of %s: %w: limit and before must not be negative", ref, fs.ErrInvalid)
+	}
+	if opts.Limit == 0 {
+		opts.Limit = 20
+	}
+	es, err := s.AuditLog().Entries(ctx, audit.Filter{WorkspaceID: w.id, Limit: opts.Limit, Before: opts.Before})
+	if err != nil {
+		return nil, fmt.Errorf("history of %s: %w", ref, err)
+	}
+	steps := make([]Step, len(es))
+	back := 0
+	for i, e := range es {
+		steps[i] = Step{Seq: e.Seq, Time: e.Time, Tool: e.Tool, Actor: e.Actor, Session: e.Session, Error: e.Error,
+			Changed: e.Changed, Command: e.Command}
+		if steps[i].Changed == nil {
+			steps[i].Changed = []string{}
+		}
+		if !e.State {
+			continue
+		}
+		steps[i].State = w.name + "@" + auditPrefix + strconv.FormatInt(e.Seq, 10)
+		if opts.Before == 0 {
+			steps[i].Back = w.name + "@~" + strconv.Itoa(back)
+			back++
+		}
+	}
+	return steps, nil
+}

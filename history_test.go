@@ -126,3 +126,46 @@ func TestTimeTravel(t *testing.T) {
 		t.Errorf("delete checkpoint ~1: %v", err)
 	}
 }
+
+// TestHistorySteps lists a workspace's steps with their changed paths and
+// state refs, and reads each ref back.
+func TestHistorySteps(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	mustCreate(t, st, "w")
+	a := audited(t, st, "w")
+	for i := range 3 {
+		if err := a.WriteFile(ctx, "f"+strconv.Itoa(i), []byte{byte('a' + i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Remove(ctx, "nope"); err == nil {
+		t.Fatal("removing a missing file succeeded")
+	}
+	steps, err := st.History(ctx, "w", forkspace.HistoryOptions{})
+	if err != nil || len(steps) != 4 {
+		t.Fatalf("History = %+v, %v", steps, err)
+	}
+	if steps[0].Error == "" || steps[0].Back != "w@~0" || steps[3].Back != "w@~3" || steps[3].Changed[0] != "f0" {
+		t.Fatalf("steps: %+v", steps)
+	}
+	for i, s := range steps {
+		for _, ref := range []string{s.State, s.Back} {
+			f := snapshot(t, st, ref)
+			_, err := f.Stat(ctx, "f2")
+			if exists := err == nil; exists != (i <= 1) {
+				t.Errorf("%s: f2 exists %v", ref, exists)
+			}
+		}
+	}
+	page, err := st.History(ctx, "w", forkspace.HistoryOptions{Limit: 2, Before: steps[1].Seq})
+	if err != nil || len(page) != 2 || page[0].Seq != steps[2].Seq || page[0].Back != "" || page[0].State == "" {
+		t.Fatalf("second page: %+v, %v", page, err)
+	}
+	if _, err := st.History(ctx, "missing", forkspace.HistoryOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("History(missing) = %v", err)
+	}
+	if _, err := st.History(ctx, "w", forkspace.HistoryOptions{Limit: -1}); !errors.Is(err, fs.ErrInvalid) {
+		t.Fatalf("History(limit -1) = %v", err)
+	}
+}

@@ -133,9 +133,9 @@ func TestToolsOverMCP(t *testing.T) {
 		t.Error("unknown tool: no protocol error")
 	}
 
-	// diff, merge, cherry_pick, conflicts, compare and promote also return structured
+	// diff, merge, cherry_pick, conflicts, compare, promote and history also return structured
 	// content, described by their output schemas.
-	structured := map[string]bool{"diff": true, "merge": true, "cherry_pick": true, "conflicts": true, "compare": true, "promote": true}
+	structured := map[string]bool{"diff": true, "merge": true, "cherry_pick": true, "conflicts": true, "compare": true, "promote": true, "history": true}
 	for _, tl := range list.Tools {
 		if (tl.OutputSchema != nil) != structured[tl.Name] {
 			t.Errorf("%s: output schema %v", tl.Name, tl.OutputSchema)

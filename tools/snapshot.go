@@ -132,6 +132,9 @@ func (c *call) snapshotFail(ctx context.Context, s provider.Snapshots, name stri
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	if stepRef(name) {
+		return argError("no step %s in this workspace's kept history; list the steps with the history tool", name)
+	}
 	cps, lerr := s.Checkpoints(ctx)
 	if lerr != nil || len(cps) == 0 {
 		return argError("no checkpoint %q (the workspace has no checkpoints)", name)

@@ -126,6 +126,7 @@ func New(opts Options) *Set {
 	s.addSnapshotTools()
 	s.addMergeTools()
 	s.addBranchTools()
+	s.addHistoryTool()
 	s.addExec()
 	s.addRunTools()
 	return s
