@@ -357,18 +357,22 @@ class Workspace:
             if not cursor:
                 return
 
+    @staticmethod
+    def _range(offset: int, length: Optional[int]) -> Dict[str, str]:
+        if not offset and length is None:
+            return {}
+        end = "" if length is None else str(offset + length - 1)
+        return {"Range": f"bytes={offset}-{end}"}
+
     def open(self, path: str, *, offset: int = 0, length: Optional[int] = None) -> http.client.HTTPResponse:
-        """A streaming reader of a file (or of a byte range of it). Close it
-        when done (it is a context manager)."""
-        headers = {}
-        if offset or length is not None:
-            end = "" if length is None else str(offset + length - 1)
-            headers["Range"] = f"bytes={offset}-{end}"
-        return self.client.request("GET", self._path("files", path), headers=headers, stream=True)
+        """A streaming reader of a file (or of a byte range of it) on a
+        connection of its own. Close it when done (it is a context manager)."""
+        return self.client.request("GET", self._path("files", path), headers=self._range(offset, length), stream=True)
 
     def read_bytes(self, path: str, *, offset: int = 0, length: Optional[int] = None) -> bytes:
-        with self.open(path, offset=offset, length=length) as r:
-            return r.read()
+        """A whole file (or a byte range of it) in memory, over the thread's
+        kept-alive connection; use open or download for large files."""
+        return self.client.request("GET", self._path("files", path), headers=self._range(offset, length)).read()
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read_bytes(path).decode(encoding)
