@@ -71,15 +71,19 @@ func (s *Store) diffSeq(ctx context.Context, a []ref, la int, b []ref, lb int, f
 	}
 	level := max(la, lb)
 	if len(a) == 0 || len(b) == 0 {
-		level = 0 // one side is empty: walk the other to its leaves
-	}
-	if level == 0 {
-		return s.diffLeaves(ctx, a, b, fn)
+		return s.diffLeaves(ctx, a, b, fn) // one side is empty: walk the other to its leaves
 	}
 	var runA, runB []ref
 	flush := func() error {
 		if len(runA) == 0 && len(runB) == 0 {
 			return nil
+		}
+		if level == 0 {
+			// Only the leaves that differ are read: a changed node's
+			// other children are skipped like any shared subtree.
+			ra, rb := runA, runB
+			runA, runB = nil, nil
+			return s.diffLeaves(ctx, ra, rb, fn)
 		}
 		ea, err := s.expand(ctx, runA)
 		if err != nil {

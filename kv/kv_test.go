@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/forkspace/forkspace/cas"
@@ -129,13 +130,38 @@ func TestLargeTreeShape(t *testing.T) {
 		t.Fatalf("scan returned %d keys, want %d", len(got), len(m))
 	}
 	// One change rewrites one path, not the tree.
-	_, nodes, err := s.Apply(context.Background(), root, []Mutation{{Key: []byte("key-00010000"), Value: []byte("x")}})
+	changed, nodes, err := s.Apply(context.Background(), root, []Mutation{{Key: []byte("key-00010000"), Value: []byte("x")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(nodes) > 2*(n.level+1) {
 		t.Fatalf("one mutation created %d nodes for a tree of height %d", len(nodes), n.level+1)
 	}
+	// Diffing the two reads the changed path of each, not the other
+	// leaves under the changed nodes (it read all the changed level-1
+	// node's leaves, ~32 a side).
+	src.put(nodes)
+	counted := &countingNodes{memNodes: src}
+	cold := New(counted, Options{Seed: 7, CacheBytes: 1})
+	var changes int
+	err = cold.Diff(context.Background(), root, changed, func(Change) error { changes++; return nil })
+	if err != nil || changes != 1 {
+		t.Fatalf("diff: %d changes, %v", changes, err)
+	}
+	if got := counted.n.Load(); got > int64(2*(n.level+1)+4) {
+		t.Fatalf("diffing one change read %d nodes of trees of height %d", got, n.level+1)
+	}
+}
+
+// countingNodes counts the nodes read from a memNodes.
+type countingNodes struct {
+	*memNodes
+	n atomic.Int64
+}
+
+func (c *countingNodes) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
+	c.n.Add(1)
+	return c.memNodes.GetNode(ctx, h)
 }
 
 func TestScanBoundsAndStop(t *testing.T) {
