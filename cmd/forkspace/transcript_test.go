@@ -98,7 +98,8 @@ const calcBase = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    retu
 // forks at the same time, the first merges back cleanly, the second with
 // a conflict, which is listed and resolved as data; then the agent steps
 // back to the state before that merge and forward again by checkpoint
-// label. Every step is asserted; with -transcript the calls and results
+// label, then lists its steps (the history tool) and goes back to the
+// one after its first merge by ~N. Every step is asserted; with -transcript the calls and results
 // are written to docs/transcripts/mcp-merge.md.
 func TestMCPMergeTranscript(t *testing.T) {
 	c := newCLI(t)
@@ -176,11 +177,37 @@ func TestMCPMergeTranscript(t *testing.T) {
 	must(t, strings.Contains(out, "def mul") && strings.Contains(out, "def div"), "forward again: %s", out)
 	tr.section("6. It steps back to the state before the second merge, and forward again", app.flush())
 
+	// Any step, not only checkpoints: the history names the state each
+	// audited call left; the agent goes back to the one after its first
+	// merge by ~N.
+	out, structured = app.call("history", map[string]any{"limit": 20}, false)
+	var hist struct {
+		Steps []struct {
+			Tool, Back string
+			Changed    []string
+		}
+	}
+	must(t, json.Unmarshal(structured, &hist) == nil, "history: %s", structured)
+	back := ""
+	for _, s := range hist.Steps { // newest first: the last merge listed is the first made
+		if s.Tool == "merge" && s.Back != "" {
+			back = s.Back
+		}
+	}
+	must(t, strings.HasPrefix(back, "~"), "no merge step with a state in the history: %s", out)
+	out = app.ok("diff", map[string]any{"from": back, "summary": true})
+	must(t, strings.Contains(out, "modified calc.py") && !strings.Contains(out, "test_calc.py"), "diff from %s: %s", back, out)
+	app.ok("restore", map[string]any{"checkpoint": back})
+	out = app.ok("read", map[string]any{"path": "calc.py"})
+	must(t, strings.Contains(out, "def mul") && !strings.Contains(out, "def div"), "after restoring %s: %s", back, out)
+	tr.section("7. It lists its steps and goes back to the one after the first merge", app.flush())
+
 	if *writeTranscript {
 		doc := "# A scripted MCP session: fork, work in parallel, merge with a conflict, step back\n\n" +
 			"Written by `go test ./cmd/forkspace -run TestMCPMergeTranscript -args -transcript`: three MCP\n" +
 			"sessions (the MCP Go SDK's client) of one real `forkspace serve`, on workspace `app` and its two\n" +
-			"forks. Every step below is asserted by the test. IDs are renumbered in order of appearance.\n" +
+			"forks. Every step below is asserted by the test. IDs are renumbered in order of appearance\n" +
+			"(times in the history are as recorded).\n" +
 			renumber(tr.b.String())
 		if err := os.MkdirAll("../../docs/transcripts", 0o755); err != nil {
 			t.Fatal(err)
