@@ -45,7 +45,7 @@ func TestConcurrentCalls(t *testing.T) {
 
 func TestSchemas(t *testing.T) {
 	set := tools.New(tools.Options{})
-	want := "read write edit ls stat rm mkdir mv glob grep checkpoint checkpoints restore diff fork merge conflicts resolve cherry_pick compare promote exec exec_status exec_tail exec_output exec_wait exec_kill"
+	want := "read write edit ls stat rm mkdir mv glob grep checkpoint checkpoints restore diff fork merge conflicts resolve cherry_pick compare promote history exec exec_status exec_tail exec_output exec_wait exec_kill"
 	var names []string
 	for _, tl := range set.Tools() {
 		names = append(names, tl.Name)

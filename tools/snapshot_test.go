@@ -106,7 +106,7 @@ func TestReadOnlyProfile(t *testing.T) {
 		}
 		names = append(names, tl.Name)
 	}
-	if got := strings.Join(names, " "); got != "read ls stat glob grep checkpoints diff conflicts compare" {
+	if got := strings.Join(names, " "); got != "read ls stat glob grep checkpoints diff conflicts compare history" {
 		t.Errorf("read-only tools = %s", got)
 	}
 	e.fails("write", M{"path": "a", "content": "x"}, `unknown tool "write"`)
