@@ -1,6 +1,7 @@
 // Package blob is the contract of forkspace's content-addressed blob store,
 // where file chunks live. Drivers: fileblob (a local directory; the
-// embedded default) and memblob (in memory; a reference implementation).
+// embedded default), s3blob (a prefix of an S3-compatible bucket) and
+// memblob (in memory; a reference implementation).
 // blobtest is the conformance suite every driver passes.
 //
 // Blobs are immutable and named by cas.Sum of their bytes, so Put is

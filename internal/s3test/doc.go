@@ -6,6 +6,11 @@
 // a cache directory; missing, its tests fail with CI=true and skip
 // elsewhere.
 //
+// StartFaults runs a reverse proxy in front of one of them that injects
+// faults (500, 503 SlowDown, an answer lost after the request took effect,
+// a stalled request, a body cut short, 501) into the requests it is told
+// to (faults.go), for retry tests.
+//
 // Start runs gofakes3 with its in-memory backend behind a net/http listener on
 // 127.0.0.1, with a middleware in front that counts requests per method and
 // path and checks the access key of every signed request.

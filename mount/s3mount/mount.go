@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/internal/s3client"
 	"github.com/forkspace/forkspace/mount"
 )
 
@@ -57,40 +58,13 @@ func Open(o Options) (*Mount, error) {
 	if o.Bucket == "" {
 		return nil, fmt.Errorf("open s3 mount: %w: bucket is required", fs.ErrInvalid)
 	}
-	region := o.Region
-	if region == "" {
-		region = envRegion()
-	}
-	if region == "" {
-		region = DefaultRegion
-	}
-	creds := o.Credentials
-	if creds == nil {
-		creds = envCredentials()
-	}
-	cfg := aws.Config{
-		Region:                     region,
-		RetryMaxAttempts:           o.MaxAttempts,
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	}
-	if creds != nil {
-		c := aws.Credentials{
-			AccessKeyID:     creds.AccessKeyID,
-			SecretAccessKey: creds.SecretAccessKey,
-			SessionToken:    creds.SessionToken,
-			Source:          "s3mount",
-		}
-		cfg.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return c, nil })
-	}
-	if o.HTTPClient != nil {
-		cfg.HTTPClient = o.HTTPClient
-	}
-	client := s3.NewFromConfig(cfg, func(so *s3.Options) {
-		so.UsePathStyle = o.PathStyle
-		if o.Endpoint != "" {
-			so.BaseEndpoint = aws.String(o.Endpoint)
-		}
+	client := s3client.New(s3client.Config{
+		Region:      o.Region,
+		Endpoint:    o.Endpoint,
+		PathStyle:   o.PathStyle,
+		Credentials: o.Credentials,
+		MaxAttempts: o.MaxAttempts,
+		HTTPClient:  o.HTTPClient,
 	})
 	return &Mount{
 		client:   client,
@@ -270,8 +244,8 @@ func (m *Mount) Put(ctx context.Context, rel string, data []byte, ifVersion stri
 	defer cancel()
 	out, err := m.client.PutObject(ctx, in)
 	if err = timedOut(ctx, err); err != nil {
-		kind := classify(err)
-		if ifVersion != mount.Unconditional && isCode(err, "NoSuchKey", "ObjectParentIsFile", "ExistingObjectIsDirectory") {
+		kind := s3client.Classify(err)
+		if ifVersion != mount.Unconditional && s3client.IsCode(err, "NoSuchKey", "ObjectParentIsFile", "ExistingObjectIsDirectory") {
 			// S3 answers If-Match on a deleted object with NoSuchKey;
 			// versitygw refuses a key below an object, or on a directory
 			// of keys, with 409: someone else's state is in the way.
@@ -301,7 +275,7 @@ func (m *Mount) Delete(ctx context.Context, rel, ifVersion string) error {
 	defer cancel()
 	_, err = m.client.DeleteObject(ctx, in)
 	if err = timedOut(ctx, err); err != nil {
-		kind := classify(err)
+		kind := s3client.Classify(err)
 		if kind == fs.ErrNotExist {
 			return nil
 		}

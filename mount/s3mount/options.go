@@ -2,13 +2,14 @@ package s3mount
 
 import (
 	"net/http"
-	"os"
 	"time"
+
+	"github.com/forkspace/forkspace/internal/s3client"
 )
 
 // DefaultRegion is the signing region when neither Options nor the
 // environment names one.
-const DefaultRegion = "us-east-1"
+const DefaultRegion = s3client.DefaultRegion
 
 // DefaultTimeout bounds one request when Options.Timeout is zero.
 const DefaultTimeout = 2 * time.Minute
@@ -47,40 +48,6 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// Credentials sign requests. They are held in memory only.
-type Credentials struct {
-	AccessKeyID     string
-	SecretAccessKey string
-	SessionToken    string
-}
-
-// String hides the secret parts, so a Credentials value that ends up in a
-// log or an error message leaks nothing.
-func (c Credentials) String() string {
-	return "s3mount.Credentials{AccessKeyID: " + c.AccessKeyID + ", SecretAccessKey: <redacted>}"
-}
-
-// GoString hides the secret parts from %#v too.
-func (c Credentials) GoString() string { return c.String() }
-
-// envCredentials reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
-// AWS_SESSION_TOKEN; nil when no access key is set (anonymous requests).
-func envCredentials() *Credentials {
-	id := os.Getenv("AWS_ACCESS_KEY_ID")
-	if id == "" {
-		return nil
-	}
-	return &Credentials{
-		AccessKeyID:     id,
-		SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
-		SessionToken:    os.Getenv("AWS_SESSION_TOKEN"),
-	}
-}
-
-// envRegion reads AWS_REGION, then AWS_DEFAULT_REGION.
-func envRegion() string {
-	if r := os.Getenv("AWS_REGION"); r != "" {
-		return r
-	}
-	return os.Getenv("AWS_DEFAULT_REGION")
-}
+// Credentials sign requests. They are held in memory only, and hide
+// their secret from %v.
+type Credentials = s3client.Credentials
