@@ -92,6 +92,14 @@ func TestWriteFileFromAtomic(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("reader failure: %v", err)
 	}
+	// A reader cut short (an HTTP body whose connection broke between two
+	// chunks says io.ErrUnexpectedEOF) is a failure too, not the end of
+	// the file: io.ReadFull reports a clean short end the same way, and
+	// the bytes up to the cut used to be committed.
+	_, err = f.WriteFileFrom(ctx, "f", io.MultiReader(bytes.NewReader(make([]byte, 1000)), errReader{io.ErrUnexpectedEOF}), 0o644)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("reader cut short: %v", err)
+	}
 	vfstest.Equal(t, before, vfstest.Dump(t, f))
 
 	// A directory is refused before the stream is read.

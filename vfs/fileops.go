@@ -134,6 +134,22 @@ func (f *FS) replaceContent(ctx context.Context, op, name string, perm fs.FileMo
 // streamBuf is the read size of WriteFileFrom.
 const streamBuf = 256 << 10
 
+// fill reads into buf until it is full or r fails; a clean end of r is
+// io.EOF with the bytes read before it. Unlike io.ReadFull it keeps r's
+// own io.ErrUnexpectedEOF (an HTTP body whose connection broke) apart
+// from a short last read, so a stream cut short is a failure.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		k, err := r.Read(buf[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // WriteFileFrom is WriteFile with the contents read from r until io.EOF,
 // streamed to the store (never held whole in memory), and returns the
 // number of bytes read. It is atomic like WriteFile: the file is replaced
@@ -175,7 +191,7 @@ func (f *FS) writeFileFrom(ctx context.Context, name string, r io.Reader, perm f
 	buf := make([]byte, streamBuf)
 	var n int64
 	for {
-		k, rerr := io.ReadFull(r, buf)
+		k, rerr := fill(r, buf)
 		if k > 0 {
 			if room >= 0 && n+int64(k) > room {
 				return n + int64(k), &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: the file needs more than the %d bytes left of the %d-byte quota", errdefs.ErrQuota, room, f.quota.MaxBytes)}
@@ -185,7 +201,7 @@ func (f *FS) writeFileFrom(ctx context.Context, name string, r io.Reader, perm f
 			}
 			n += int64(k)
 		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		if rerr == io.EOF {
 			break
 		}
 		if rerr != nil {
