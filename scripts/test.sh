@@ -64,6 +64,10 @@ if ! /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null && [[ $(id -u) -eq
 	apt-get install -y --no-install-recommends python3-venv >&2 ||
 		{ apt-get update >&2 && apt-get install -y --no-install-recommends python3-venv >&2; }
 fi
+# clients/typescript: the SDK's tests run with node's test runner (npm ci
+# and npm test from TestTypeScriptSDK); with CI=true a missing node or npm
+# fails it.
+need node nodejs
 # mount/gitmount: test repositories are built with git and served by
 # git http-backend; with CI=true the tests fail when git is missing.
 need git
