@@ -1,12 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/forkspace/forkspace/provider"
+	"github.com/forkspace/forkspace/provider/localprovider"
 )
 
 // TestTypeScriptSDK installs the TypeScript SDK's development dependencies
@@ -67,4 +72,32 @@ func TestTypeScriptSDK(t *testing.T) {
 	}
 	run("ci", "--prefer-offline", "--ignore-scripts")
 	run("test")
+
+	// Refs cross between the languages: a ref provider/localprovider writes
+	// is read by the TypeScript decodeRef and written back by toGoJSON
+	// byte for byte, and provider.Ref's strict decoder reads that.
+	want := provider.Ref{
+		ProviderID:    localprovider.Kind,
+		Payload:       json.RawMessage(`{"workspace_id":"ws-0123456789abcdef"}`),
+		Capabilities:  provider.Capabilities{FS: true, Snapshot: true},
+		SchemaVersion: provider.Version(localprovider.SchemaVersion),
+	}
+	data, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := exec.Command("node", "--input-type=module", "-e",
+		`import { decodeRef, toGoJSON } from "./build/src/index.js"; process.stdout.write(toGoJSON(decodeRef(process.argv[1])));`, string(data))
+	node.Dir = dir
+	back, err := node.Output()
+	if err != nil {
+		t.Fatalf("node decodeRef/toGoJSON: %v", err)
+	}
+	if string(back) != string(data) {
+		t.Fatalf("ref through TypeScript:\n got %s\nwant %s", back, data)
+	}
+	var got provider.Ref
+	if err := json.Unmarshal(back, &got); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Go decodes the TypeScript ref as %+v (%v), want %+v", got, err, want)
+	}
 }

@@ -163,16 +163,20 @@ export interface TokenInfo {
   token?: string;
   tenant?: string;
   workspaces?: string;
-  perms?: string[] | string;
+  /** "read,write,exec", "all", ... */
+  perms?: string;
   label?: string;
+  state?: string;
   [key: string]: unknown;
 }
 
 /** What a new token may do (no wider than the caller's). */
 export interface TokenRequest {
   tenant?: string;
+  /** A workspace name pattern ("agent-1*"). */
   workspaces?: string;
-  perms?: string[];
+  /** Permissions: "read", "write", "exec", "admin", "all", as a list or comma-separated. */
+  perms?: string[] | string;
   /** Lifetime in milliseconds (0: no expiry, or the caller's). */
   expiresInMs?: number;
   label?: string;
@@ -378,7 +382,7 @@ export class Client {
       json: omitEmpty({
         tenant: req.tenant,
         workspaces: req.workspaces,
-        perms: req.perms,
+        perms: Array.isArray(req.perms) ? req.perms.join(",") : req.perms,
         expires_in_ns: req.expiresInMs ? Math.round(req.expiresInMs * 1e6) : undefined,
         label: req.label,
       }),
