@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/forkspace/forkspace/internal/urlcreds"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/mount"
 )
@@ -45,10 +46,15 @@ type MountInfo struct {
 }
 
 // persistMounts records the URL-sourced rows of specs for workspace id in
-// tx (rows built in code are the host program's to pass again).
+// tx (rows built in code are the host program's to pass again). A source
+// carrying credentials is refused (fs.ErrInvalid): they are read from the
+// environment, never stored.
 func persistMounts(tx meta.Tx, id string, specs []mount.Spec) error {
 	var rows []mountRow
 	for _, s := range specs {
+		if err := urlcreds.Check(s.Source); err != nil {
+			return fmt.Errorf("persist mount %s: %w", s.Root, err)
+		}
 		if s.Source != "" {
 			rows = append(rows, mountRow{Root: s.Root, Source: s.Source, Options: s.Options})
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/forkspace/forkspace/internal/urlcreds"
 )
 
 // Driver builds a mount from a parsed source URL. The common options
@@ -42,16 +44,20 @@ func ParseSpec(arg string, drivers Drivers) (Spec, error) {
 // ParseURL builds a mount from a source URL. The query parameters mode
 // (ro, rw, read-only, read-write), ignore (comma-separated segments),
 // writeback (debounce, manual), writebackms, maxbytes and maxentries become
-// Options; the rest reaches the driver. It returns source, the URL to
-// persist: without user information and without query parameters that
-// look like secrets (token, secret, password, key, signature, credential),
-// so a reopen reads credentials from the environment again. An unknown
+// Options; the rest reaches the driver. A URL carrying credentials (user
+// information anywhere, also inside a parameter such as an S3 endpoint, or
+// a parameter named like a secret: see internal/urlcreds) is refused with
+// fs.ErrInvalid and a message saying to use the environment, so the
+// source it returns, the URL to persist, never holds a secret. An unknown
 // scheme's error lists the known ones; errors wrap fs.ErrInvalid (or the
 // driver's error).
 func ParseURL(raw string, drivers Drivers) (m Mount, opts Options, source string, err error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, Options{}, "", fmt.Errorf("parse mount url: %w: %w", fs.ErrInvalid, err)
+	}
+	if err := urlcreds.Check(raw); err != nil {
+		return nil, Options{}, "", fmt.Errorf("parse mount url %s: %w", Redact(raw), err)
 	}
 	d, ok := drivers[u.Scheme]
 	if !ok {
@@ -110,25 +116,6 @@ func parseOptions(q url.Values) (Options, error) {
 	return o.WithDefaults()
 }
 
-// secretWords mark query parameters Redact drops.
-var secretWords = []string{"token", "secret", "password", "key", "signature", "credential"}
-
-// Redact returns raw without user information and without query
-// parameters whose names contain a secret word; an unparsable raw yields
-// "(unparsable url)".
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable url)"
-	}
-	u.User = nil
-	q := u.Query()
-	for k := range q {
-		lk := strings.ToLower(k)
-		if slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(lk, w) }) {
-			q.Del(k)
-		}
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// Redact returns raw without credentials (urlcreds.Redact), for messages;
+// an unparsable raw yields "(unparsable url)".
+func Redact(raw string) string { return urlcreds.Redact(raw) }

@@ -32,6 +32,9 @@
 // directory removed meanwhile creates it again and retries, so the two do
 // not race, across processes too.
 //
+// A missing blob's error is fs.ErrNotExist naming the blob by address,
+// never by the file that would hold it.
+//
 // # Verification
 //
 // A whole-blob Get hashes what it read and fails with errdefs.ErrCorrupt

@@ -219,7 +219,7 @@ func (s *Store) Get(ctx context.Context, id cas.Hash, off, length int64) ([]byte
 	}
 	f, err := os.Open(s.Path(id))
 	if err != nil {
-		return nil, fmt.Errorf("get blob %s: %w", id, err)
+		return nil, fmt.Errorf("get blob %s: %w", id, hidePath(err))
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -247,6 +247,15 @@ func (s *Store) Get(ctx context.Context, id cas.Hash, off, length int64) ([]byte
 	return buf, nil
 }
 
+// hidePath drops the host path from a missing blob's error: callers name
+// blobs by address, and a message may reach a tenant.
+func hidePath(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fs.ErrNotExist
+	}
+	return err
+}
+
 // Stat returns the blob's size and file modification time.
 func (s *Store) Stat(ctx context.Context, id cas.Hash) (blob.Info, error) {
 	if err := s.check(ctx, "stat", id); err != nil {
@@ -254,7 +263,7 @@ func (s *Store) Stat(ctx context.Context, id cas.Hash) (blob.Info, error) {
 	}
 	info, err := os.Stat(s.Path(id))
 	if err != nil {
-		return blob.Info{}, fmt.Errorf("stat blob %s: %w", id, err)
+		return blob.Info{}, fmt.Errorf("stat blob %s: %w", id, hidePath(err))
 	}
 	return blob.Info{ID: id, Size: info.Size(), ModTime: info.ModTime()}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,22 @@ func TestCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+}
+
+// TestMissingHidesPath: a missing blob's error names its address, not the
+// host path of its file (it reached fsck's output and tenants).
+func TestMissingHidesPath(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	defer s.Close()
+	id, _ := blobtest.Blob(1, 100)
+	_, gerr := s.Get(t.Context(), id, 0, -1)
+	_, serr := s.Stat(t.Context(), id)
+	for _, err := range []error{gerr, serr} {
+		if !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), id.String()) {
+			t.Errorf("missing blob: %v", err)
+		}
+	}
 }
 
 func TestLayout(t *testing.T) {

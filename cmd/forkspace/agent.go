@@ -48,11 +48,15 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if err := os.MkdirAll(a.storeDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
+	blobs, err := a.blobStore()
+	if err != nil {
+		return nil, nil, err
+	}
 	db, err := sqlitemeta.Open(ctx, filepath.Join(a.storeDir, "meta.db"), sqlitemeta.Options{Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store %s: %w", a.storeDir, err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Blobs: blobs, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
 	if err != nil {
 		db.Close()
 		return nil, nil, err

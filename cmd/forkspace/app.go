@@ -23,6 +23,7 @@ import (
 // store, opened on first use and closed when the command ends.
 type app struct {
 	storeDir string
+	blobURL  string // --blob ($FORKSPACE_BLOB): storeurl.go
 	state    string // -w: NAME or NAME@CHECKPOINT
 	json     bool
 	ran      bool // arguments parsed and a command started
@@ -57,7 +58,11 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
+	blobs, err := a.blobStore()
+	if err != nil {
+		return nil, err
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Blobs: blobs, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
 	if err != nil {
 		return nil, err
 	}

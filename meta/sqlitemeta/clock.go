@@ -15,7 +15,7 @@ import (
 const nowFunc = "forkspace_now_ns"
 
 // drv is this package's private SQLite driver: it carries the clock
-// function without registering anything on the process-wide "sqlite" driver.
+// function (and scrub.go's) without registering anything on the process-wide "sqlite" driver.
 var drv = newDriver()
 
 // lastNow is the last value the clock returned.
@@ -42,6 +42,7 @@ func newDriver() *sqlite.Driver {
 	d.MustRegisterScalarFunction(nowFunc, 0, func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) {
 		return nowNS(), nil
 	})
+	registerScrub(d)
 	return d
 }
 

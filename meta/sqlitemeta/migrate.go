@@ -61,12 +61,30 @@ const (
 // its own transaction. A database whose schema is newer than ms is refused
 // with errors.ErrUnsupported.
 func migrate(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logger) error {
+	if _, err := conn.ExecContext(ctx, qCreateMigrations); err != nil {
+		return fmt.Errorf("migrate schema: %w", translate(err))
+	}
+	var from int
+	if err := conn.QueryRowContext(ctx, qSchemaVersion).Scan(&from); err != nil {
+		return fmt.Errorf("read schema version: %w", translate(err))
+	}
 	for {
 		done, err := migrateStep(ctx, conn, ms, log)
-		if err != nil || done {
+		if err != nil {
 			return err
 		}
+		if done {
+			break
+		}
 	}
+	for _, m := range ms[min(from, len(ms)):] {
+		if after := afterMigration[m.version]; after != nil {
+			if err := after(ctx, conn); err != nil {
+				return fmt.Errorf("after migration %s: %w", m.name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // migrateStep applies the next migration, if any, in one write transaction
@@ -112,6 +130,11 @@ func migrateStep(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.
 	m := ms[version]
 	if _, err := conn.ExecContext(ctx, m.sql); err != nil {
 		return false, fmt.Errorf("apply migration %s: %w", m.name, translate(err))
+	}
+	if hook := migrationHooks[m.version]; hook != nil {
+		if err := hook(ctx, conn); err != nil {
+			return false, fmt.Errorf("apply migration %s: %w", m.name, err)
+		}
 	}
 	if err := foreignKeyCheck(ctx, conn); err != nil {
 		return false, fmt.Errorf("apply migration %s: %w", m.name, err)

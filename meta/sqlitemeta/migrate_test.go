@@ -90,24 +90,33 @@ func TestEmbeddedMigrations(t *testing.T) {
 // workspace with a checkpoint, its delta, staging and a conflict: 0008
 // rebuilds the workspaces table, and every row stays, in the tenant
 // "default", with deletes still cascading.
-func TestMigrateTenants(t *testing.T) {
-	ctx := context.Background()
+// migratedTo returns a connection to a new database migrated to version
+// v, the embedded migrations and a discarding logger, for tests of a later
+// migration on data written at v.
+func migratedTo(t *testing.T, v int) (*sql.Conn, []migration, *slog.Logger) {
+	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	db := sql.OpenDB(connector{dsn: dsn(filepath.Join(t.TempDir(), "m.db"), 0, false)})
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
+	conn, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate(ctx, conn, ms[:7], log); err != nil {
+	if err := migrate(context.Background(), conn, ms[:v], log); err != nil {
 		t.Fatal(err)
 	}
+	return conn, ms, log
+}
+
+func TestMigrateTenants(t *testing.T) {
+	ctx := context.Background()
+	conn, ms, log := migratedTo(t, 7)
 	for _, q := range []string{
 		`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES ('ws-a', 'a', 1, 1), ('ws-b', 'b', 1, 1)`,
 		`INSERT INTO checkpoints (id, workspace_id, created_at) VALUES ('cp-a', 'ws-a', 2)`,

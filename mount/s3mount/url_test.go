@@ -22,6 +22,7 @@ func TestParseURL(t *testing.T) {
 		},
 		{url: "s3:///prefix", wantErr: "missing bucket"},
 		{url: "s3://AKIA:secret@b/p", wantErr: "credentials in the url"},
+		{url: "s3://b/p?endpoint=http://AKIA:secret@127.0.0.1:9000", wantErr: "credentials in the url"},
 		{url: "gs://b", wantErr: "scheme"},
 		{url: "s3://b?endpoint=ftp://x", wantErr: "endpoint"},
 		{url: "s3://b?endpoint=127.0.0.1:9000", wantErr: "endpoint"},
