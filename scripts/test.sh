@@ -42,6 +42,11 @@ need ip iproute2
 # setpriv; TestForkBombRlimit's bounded fork bomb is a perl script.
 need setpriv util-linux
 need perl perl-base
+# meta/pgmeta, internal/pgtest, cmd/forkspace: a throwaway PostgreSQL server
+# (initdb and postgres from /usr/lib/postgresql/VERSION/bin, which is not on
+# PATH; pg_ctlcluster, from its dependency postgresql-common, stands for it); with CI=true the tests
+# fail when it is missing.
+need pg_ctlcluster postgresql
 # cmd/forkspace: the MCP Inspector (an MCP client from npm) checks the
 # server; with CI=true its test fails when npx is missing.
 need npx npm

@@ -6,13 +6,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 	"modernc.org/sqlite"
 )
 
-// nowFunc is the SQL name of the database clock: Unix nanoseconds, strictly
-// increasing within the process. A PostgreSQL driver defines a function of
-// the same name over clock_timestamp(), so queries that use it stay portable.
-const nowFunc = "forkspace_now_ns"
+// nowFunc is the SQL name of the database clock (sqltx.NowFunc): here Unix
+// nanoseconds, strictly increasing within the process.
+const nowFunc = sqltx.NowFunc
 
 // drv is this package's private SQLite driver: it carries the clock
 // function (and scrub.go's) without registering anything on the process-wide "sqlite" driver.

@@ -48,11 +48,10 @@
 // them. For an embedded database that clock is the host's wall clock, made
 // strictly increasing within the process; Tx.Now reads it.
 //
-// Portability: the queries, one file per concept (settings.go, counters.go,
-// objects.go, workspaces.go, checkpoints.go, staging.go), use $n parameters,
-// INSERT … ON CONFLICT and RETURNING, which PostgreSQL accepts unchanged
-// once it defines forkspace_now_ns(); only the migrations and the
-// transaction statements (BEGIN IMMEDIATE) are SQLite's own.
+// Queries: the SQL of every Tx method is shared with the PostgreSQL driver
+// (meta/pgmeta) in meta/internal/sqltx; this package brings the
+// connections, group commit, the migrations, the clock function
+// forkspace_now_ns() and the translation of SQLite's errors.
 //
 // Errors: a missing row or a missing parent row (foreign key) wraps
 // fs.ErrNotExist, a taken workspace name or ID or checkpoint ID wraps

@@ -6,47 +6,17 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"path"
-	"strconv"
-	"strings"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one numbered schema step.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order. Files are
-// named NNNN_title.sql and numbered 1, 2, … without gaps.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("read migrations: %w", err)
-	}
-	var ms []migration
-	for i, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != i+1 {
-			return nil, fmt.Errorf("read migration %s: %w: want number %d", e.Name(), fs.ErrInvalid, i+1)
-		}
-		body, err := migrationFS.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("read migration %s: %w", e.Name(), err)
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body)})
-	}
-	return ms, nil
-}
+// migrations returns the embedded migrations in version order.
+func migrations() ([]sqltx.Migration, error) { return sqltx.Migrations(migrationFS, "migrations") }
 
 const (
 	qCreateMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -60,7 +30,7 @@ const (
 // migrate brings the schema on conn up to date with ms, each migration in
 // its own transaction. A database whose schema is newer than ms is refused
 // with errors.ErrUnsupported.
-func migrate(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logger) error {
+func migrate(ctx context.Context, conn *sql.Conn, ms []sqltx.Migration, log *slog.Logger) error {
 	if _, err := conn.ExecContext(ctx, qCreateMigrations); err != nil {
 		return fmt.Errorf("migrate schema: %w", translate(err))
 	}
@@ -78,9 +48,9 @@ func migrate(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logg
 		}
 	}
 	for _, m := range ms[min(from, len(ms)):] {
-		if after := afterMigration[m.version]; after != nil {
+		if after := afterMigration[m.Version]; after != nil {
 			if err := after(ctx, conn); err != nil {
-				return fmt.Errorf("after migration %s: %w", m.name, err)
+				return fmt.Errorf("after migration %s: %w", m.Name, err)
 			}
 		}
 	}
@@ -92,7 +62,7 @@ func migrate(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logg
 // Foreign keys are off while it runs (a table rebuilt as SQLite prescribes
 // must not cascade its drop to the tables referring to it) and checked
 // before it commits.
-func migrateStep(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.Logger) (done bool, err error) {
+func migrateStep(ctx context.Context, conn *sql.Conn, ms []sqltx.Migration, log *slog.Logger) (done bool, err error) {
 	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
 		return false, fmt.Errorf("migrate schema: %w", translate(err))
 	}
@@ -128,24 +98,24 @@ func migrateStep(ctx context.Context, conn *sql.Conn, ms []migration, log *slog.
 		return true, nil
 	}
 	m := ms[version]
-	if _, err := conn.ExecContext(ctx, m.sql); err != nil {
-		return false, fmt.Errorf("apply migration %s: %w", m.name, translate(err))
+	if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
+		return false, fmt.Errorf("apply migration %s: %w", m.Name, translate(err))
 	}
-	if hook := migrationHooks[m.version]; hook != nil {
+	if hook := migrationHooks[m.Version]; hook != nil {
 		if err := hook(ctx, conn); err != nil {
-			return false, fmt.Errorf("apply migration %s: %w", m.name, err)
+			return false, fmt.Errorf("apply migration %s: %w", m.Name, err)
 		}
 	}
 	if err := foreignKeyCheck(ctx, conn); err != nil {
-		return false, fmt.Errorf("apply migration %s: %w", m.name, err)
+		return false, fmt.Errorf("apply migration %s: %w", m.Name, err)
 	}
-	if _, err := conn.ExecContext(ctx, qRecordMigration, m.version); err != nil {
-		return false, fmt.Errorf("record migration %s: %w", m.name, translate(err))
+	if _, err := conn.ExecContext(ctx, qRecordMigration, m.Version); err != nil {
+		return false, fmt.Errorf("record migration %s: %w", m.Name, translate(err))
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return false, fmt.Errorf("commit migration %s: %w", m.name, translate(err))
+		return false, fmt.Errorf("commit migration %s: %w", m.Name, translate(err))
 	}
-	log.Info("applied schema migration", "version", m.version, "name", m.name)
+	log.Info("applied schema migration", "version", m.Version, "name", m.Name)
 	return false, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 )
 
 // TestMigrate applies made-up migrations step by step: each is applied
@@ -23,9 +25,9 @@ func TestMigrate(t *testing.T) {
 	}
 	defer conn.Close()
 
-	v1 := migration{1, "0001_a.sql", "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);"}
-	v2 := migration{2, "0002_b.sql", "CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (2);"}
-	bad := migration{3, "0003_bad.sql", "CREATE TABLE c (z INTEGER); INSERT INTO nowhere VALUES (1);"}
+	v1 := sqltx.Migration{Version: 1, Name: "0001_a.sql", SQL: "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);"}
+	v2 := sqltx.Migration{Version: 2, Name: "0002_b.sql", SQL: "CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (2);"}
+	bad := sqltx.Migration{Version: 3, Name: "0003_bad.sql", SQL: "CREATE TABLE c (z INTEGER); INSERT INTO nowhere VALUES (1);"}
 	count := func(q string) (n int) {
 		t.Helper()
 		if err := conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
@@ -36,17 +38,17 @@ func TestMigrate(t *testing.T) {
 
 	steps := []struct {
 		name     string
-		ms       []migration
+		ms       []sqltx.Migration
 		wantErr  error // nil: success
 		version  int
 		rowsOfA  int
 		tablesOf int // user tables a, b, c
 	}{
-		{"first", []migration{v1}, nil, 1, 1, 1},
-		{"again", []migration{v1}, nil, 1, 1, 1},
-		{"next", []migration{v1, v2}, nil, 2, 2, 2},
-		{"failing step rolls back alone", []migration{v1, v2, bad}, errAny, 2, 2, 2},
-		{"older code", []migration{v1}, errors.ErrUnsupported, 2, 2, 2},
+		{"first", []sqltx.Migration{v1}, nil, 1, 1, 1},
+		{"again", []sqltx.Migration{v1}, nil, 1, 1, 1},
+		{"next", []sqltx.Migration{v1, v2}, nil, 2, 2, 2},
+		{"failing step rolls back alone", []sqltx.Migration{v1, v2, bad}, errAny, 2, 2, 2},
+		{"older code", []sqltx.Migration{v1}, errors.ErrUnsupported, 2, 2, 2},
 	}
 	for _, st := range steps {
 		err := migrate(ctx, conn, st.ms, log)
@@ -80,7 +82,7 @@ func TestEmbeddedMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, m := range ms {
-		if m.version != i+1 || m.sql == "" {
+		if m.Version != i+1 || m.SQL == "" {
 			t.Errorf("migration %d: %+v", i, m)
 		}
 	}
@@ -93,7 +95,7 @@ func TestEmbeddedMigrations(t *testing.T) {
 // migratedTo returns a connection to a new database migrated to version
 // v, the embedded migrations and a discarding logger, for tests of a later
 // migration on data written at v.
-func migratedTo(t *testing.T, v int) (*sql.Conn, []migration, *slog.Logger) {
+func migratedTo(t *testing.T, v int) (*sql.Conn, []sqltx.Migration, *slog.Logger) {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	db := sql.OpenDB(connector{dsn: dsn(filepath.Join(t.TempDir(), "m.db"), 0, false)})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/kv"
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 )
 
 // migrationHooks run in Go after the SQL of their migration, in the same
@@ -224,7 +225,7 @@ type connNodes struct{ conn *sql.Conn }
 
 func (c connNodes) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 	var data []byte
-	err := c.conn.QueryRowContext(ctx, qGetNode, h[:]).Scan(&data)
+	err := c.conn.QueryRowContext(ctx, sqltx.QGetNode, h[:]).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("get node %s: %w", h.Short(), fs.ErrNotExist)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 )
 
 // Options configure a Store. The zero value means defaults.
@@ -33,7 +34,7 @@ type Store struct {
 	log    *slog.Logger
 	write  *sql.DB // one connection, owned by w
 	read   *sql.DB // a pool of query_only connections
-	reads  *stmtCache
+	reads  *sqltx.StmtCache
 	points *pointReader // GetNode, GetInline
 	w      *writer
 	ck     *checkpointer
@@ -82,7 +83,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	defer func() {
 		if err != nil {
 			if s.w != nil {
-				s.w.stmts.close()
+				s.w.stmts.Close()
 			}
 			if s.ck != nil {
 				s.ck.conn.Close()
@@ -124,7 +125,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	s.read = sql.OpenDB(connector{dsn: dsn(abs, opts.BusyTimeout, true)})
 	s.read.SetMaxOpenConns(readers + points)
 	s.read.SetMaxIdleConns(readers + points)
-	s.reads = newStmtCache(s.read.PrepareContext)
+	s.reads = sqltx.NewStmtCache(s.read.PrepareContext)
 	if s.points, err = newPointReader(ctx, s.read, points); err != nil {
 		return nil, translate(err)
 	}
@@ -193,8 +194,8 @@ func (s *Store) View(ctx context.Context, fn func(meta.Tx) error) error {
 		return fmt.Errorf("begin view: %w", translate(err))
 	}
 	defer sqlTx.Rollback()
-	t := &tx{ctx: ctx, src: readTx{tx: sqlTx, cache: s.reads}, readOnly: true}
-	defer t.finished.Store(true)
+	t := sqltx.New(ctx, s.reads.Bind(sqlTx), translate, true)
+	defer t.Finish()
 	return fn(t)
 }
 
@@ -243,12 +244,12 @@ func (s *Store) Stats() Stats {
 // GetNode implements meta.Store with a prepared point read on a dedicated
 // read connection (see pointReader).
 func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
-	return s.getObject(ctx, "get node", qGetNode, h)
+	return s.getObject(ctx, "get node", sqltx.QGetNode, h)
 }
 
 // GetInline implements meta.Store.
 func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
-	return s.getObject(ctx, "get inline body", qGetInline, h)
+	return s.getObject(ctx, "get inline body", sqltx.QGetInline, h)
 }
 
 func (s *Store) getObject(ctx context.Context, op, query string, h cas.Hash) ([]byte, error) {
@@ -289,7 +290,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	<-s.w.stopped
 	s.reading.Wait()
-	s.w.stmts.close()
+	s.w.stmts.Close()
 	err := errors.Join(s.ck.close(), s.w.conn.Close())
 	return errors.Join(err, s.closeDBs())
 }
@@ -301,7 +302,7 @@ func (s *Store) closeDBs() error {
 		errs = append(errs, s.points.close())
 	}
 	if s.reads != nil {
-		s.reads.close()
+		s.reads.Close()
 	}
 	for _, db := range []*sql.DB{s.read, s.write} {
 		if db != nil {

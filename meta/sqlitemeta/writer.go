@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 )
 
 // maxBatch bounds how many Update calls share one database transaction.
@@ -40,7 +41,7 @@ type writer struct {
 	conn    *sql.Conn
 	ck      *checkpointer
 	log     *slog.Logger
-	stmts   *stmtCache
+	stmts   *sqltx.StmtCache
 	queue   chan *request
 	stopped chan struct{}
 
@@ -54,7 +55,7 @@ func newWriter(conn *sql.Conn, ck *checkpointer, log *slog.Logger) *writer {
 		conn:    conn,
 		ck:      ck,
 		log:     log,
-		stmts:   newStmtCache(conn.PrepareContext),
+		stmts:   sqltx.NewStmtCache(conn.PrepareContext),
 		queue:   make(chan *request, maxBatch),
 		stopped: make(chan struct{}),
 	}
@@ -169,8 +170,8 @@ func (w *writer) call(r *request) (o outcome) {
 	// Statements run without the caller's cancellation: SQLite answers an
 	// interrupted write by rolling back the whole transaction, which would
 	// take the other requests of the batch with it.
-	t := &tx{ctx: context.WithoutCancel(r.ctx), src: w.stmts}
-	defer t.finished.Store(true)
+	t := sqltx.New(context.WithoutCancel(r.ctx), w.stmts, translate, false)
+	defer t.Finish()
 	return outcome{err: r.fn(t)}
 }
 

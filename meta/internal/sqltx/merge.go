@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
@@ -10,14 +10,19 @@ import (
 const (
 	conflictColumns = `workspace_id, path, kind, detail, base_state, base_path, base_hash,
 		ours_state, ours_path, ours_hash, theirs_state, theirs_path, theirs_hash, created_at`
-	qPutConflict = `INSERT OR REPLACE INTO merge_conflicts (` + conflictColumns + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, ` + nowFunc + `())`
+	qPutConflict = `INSERT INTO merge_conflicts (` + conflictColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, ` + nowFunc + `())
+		ON CONFLICT (workspace_id, path) DO UPDATE SET kind = excluded.kind, detail = excluded.detail,
+		base_state = excluded.base_state, base_path = excluded.base_path, base_hash = excluded.base_hash,
+		ours_state = excluded.ours_state, ours_path = excluded.ours_path, ours_hash = excluded.ours_hash,
+		theirs_state = excluded.theirs_state, theirs_path = excluded.theirs_path,
+		theirs_hash = excluded.theirs_hash, created_at = excluded.created_at`
 	qConflicts      = `SELECT ` + conflictColumns + ` FROM merge_conflicts WHERE workspace_id = $1 ORDER BY path`
 	qDeleteConflict = `DELETE FROM merge_conflicts WHERE workspace_id = $1 AND path = $2`
 )
 
 // PutConflicts implements meta.Tx.
-func (t *tx) PutConflicts(rows []meta.Conflict) error {
+func (t *Tx) PutConflicts(rows []meta.Conflict) error {
 	for _, c := range rows {
 		op := fmt.Sprintf("record conflict %q of workspace %q", c.Path, c.WorkspaceID)
 		if err := t.exists(op, qWorkspaceExists, c.WorkspaceID); err != nil {
@@ -34,7 +39,7 @@ func (t *tx) PutConflicts(rows []meta.Conflict) error {
 }
 
 // Conflicts implements meta.Tx.
-func (t *tx) Conflicts(workspaceID string) ([]meta.Conflict, error) {
+func (t *Tx) Conflicts(workspaceID string) ([]meta.Conflict, error) {
 	var out []meta.Conflict
 	err := t.query(fmt.Sprintf("list conflicts of workspace %q", workspaceID), qConflicts, []any{workspaceID},
 		func(rows *sql.Rows) error {
@@ -53,6 +58,6 @@ func (t *tx) Conflicts(workspaceID string) ([]meta.Conflict, error) {
 }
 
 // DeleteConflict implements meta.Tx.
-func (t *tx) DeleteConflict(workspaceID, path string) error {
+func (t *Tx) DeleteConflict(workspaceID, path string) error {
 	return t.execOne(fmt.Sprintf("delete conflict %q of workspace %q", path, workspaceID), qDeleteConflict, workspaceID, path)
 }

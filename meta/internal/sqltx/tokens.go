@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
@@ -22,7 +22,7 @@ const (
 )
 
 // CreateTenant implements meta.Tx.
-func (t *tx) CreateTenant(name string) error {
+func (t *Tx) CreateTenant(name string) error {
 	op := fmt.Sprintf("create tenant %q", name)
 	if name == "" {
 		return fmt.Errorf("%s: %w: empty name", op, fs.ErrInvalid)
@@ -32,7 +32,7 @@ func (t *tx) CreateTenant(name string) error {
 }
 
 // Tenants implements meta.Tx.
-func (t *tx) Tenants() ([]meta.Tenant, error) {
+func (t *Tx) Tenants() ([]meta.Tenant, error) {
 	var out []meta.Tenant
 	err := t.query("list tenants", qTenants, nil, func(rows *sql.Rows) error {
 		var (
@@ -50,7 +50,7 @@ func (t *tx) Tenants() ([]meta.Tenant, error) {
 }
 
 // CreateToken implements meta.Tx.
-func (t *tx) CreateToken(k *meta.Token) error {
+func (t *Tx) CreateToken(k *meta.Token) error {
 	op := fmt.Sprintf("create token %q", k.ID)
 	if k.ID == "" || k.Tenant == "" || k.Pattern == "" {
 		return fmt.Errorf("%s: %w: empty id, tenant or pattern", op, fs.ErrInvalid)
@@ -68,7 +68,7 @@ func (t *tx) CreateToken(k *meta.Token) error {
 }
 
 // Token implements meta.Tx.
-func (t *tx) Token(id string) (*meta.Token, error) {
+func (t *Tx) Token(id string) (*meta.Token, error) {
 	op := fmt.Sprintf("get token %q", id)
 	var k *meta.Token
 	err := t.query(op, qToken, []any{id}, func(rows *sql.Rows) (err error) {
@@ -76,13 +76,13 @@ func (t *tx) Token(id string) (*meta.Token, error) {
 		return err
 	})
 	if err == nil && k == nil {
-		err = fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+		err = fmt.Errorf("%s: %w", op, errNoRow)
 	}
 	return k, err
 }
 
 // Tokens implements meta.Tx.
-func (t *tx) Tokens() ([]meta.Token, error) {
+func (t *Tx) Tokens() ([]meta.Token, error) {
 	var out []meta.Token
 	err := t.query("list tokens", qTokens, nil, func(rows *sql.Rows) error {
 		k, err := scanToken(rows)
@@ -95,12 +95,12 @@ func (t *tx) Tokens() ([]meta.Token, error) {
 }
 
 // RevokeToken implements meta.Tx.
-func (t *tx) RevokeToken(id string) error {
+func (t *Tx) RevokeToken(id string) error {
 	return t.execOne(fmt.Sprintf("revoke token %q", id), qRevokeToken, id)
 }
 
 // HasTokens implements meta.Tx.
-func (t *tx) HasTokens() (bool, error) {
+func (t *Tx) HasTokens() (bool, error) {
 	var any bool
 	err := t.queryRow("count tokens", false, qHasTokens, nil, &any)
 	return any, err

@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
@@ -19,7 +19,7 @@ const (
 )
 
 // PutSessionRef implements meta.Tx.
-func (t *tx) PutSessionRef(r *meta.SessionRef) error {
+func (t *Tx) PutSessionRef(r *meta.SessionRef) error {
 	op := fmt.Sprintf("put session ref %q/%q", r.Session, r.Name)
 	if r.Session == "" || r.Name == "" {
 		return fmt.Errorf("%s: %w: empty session or name", op, fs.ErrInvalid)
@@ -33,7 +33,7 @@ func (t *tx) PutSessionRef(r *meta.SessionRef) error {
 }
 
 // SessionRef implements meta.Tx.
-func (t *tx) SessionRef(session, name string) (*meta.SessionRef, error) {
+func (t *Tx) SessionRef(session, name string) (*meta.SessionRef, error) {
 	op := fmt.Sprintf("get session ref %q/%q", session, name)
 	var rows []meta.SessionRef
 	err := t.query(op, qSessionRef, []any{session, name}, func(r *sql.Rows) error {
@@ -43,13 +43,13 @@ func (t *tx) SessionRef(session, name string) (*meta.SessionRef, error) {
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+		return nil, fmt.Errorf("%s: %w", op, errNoRow)
 	}
 	return &rows[0], nil
 }
 
 // SessionRefs implements meta.Tx.
-func (t *tx) SessionRefs(session string) ([]meta.SessionRef, error) {
+func (t *Tx) SessionRefs(session string) ([]meta.SessionRef, error) {
 	var rows []meta.SessionRef
 	err := t.query(fmt.Sprintf("list session refs of %q", session), qSessionRefs, []any{session},
 		func(r *sql.Rows) error { return scanSessionRef(r, &rows) })
@@ -57,7 +57,7 @@ func (t *tx) SessionRefs(session string) ([]meta.SessionRef, error) {
 }
 
 // DeleteSessionRef implements meta.Tx.
-func (t *tx) DeleteSessionRef(session, name string) error {
+func (t *Tx) DeleteSessionRef(session, name string) error {
 	_, err := t.exec(fmt.Sprintf("delete session ref %q/%q", session, name), qDeleteSessionRef, session, name)
 	return err
 }

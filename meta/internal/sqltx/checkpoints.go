@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
@@ -23,7 +23,7 @@ const (
 // CreateCheckpoint implements meta.Tx. An empty ID or WorkspaceID is
 // fs.ErrInvalid, a missing workspace fs.ErrNotExist. A zero CreatedAt is
 // set from the database clock and written back into c.
-func (t *tx) CreateCheckpoint(c *meta.Checkpoint) error {
+func (t *Tx) CreateCheckpoint(c *meta.Checkpoint) error {
 	op := fmt.Sprintf("create checkpoint %q", c.ID)
 	if c.ID == "" || c.WorkspaceID == "" {
 		return fmt.Errorf("%s: %w: empty id or workspace id", op, fs.ErrInvalid)
@@ -39,7 +39,7 @@ func (t *tx) CreateCheckpoint(c *meta.Checkpoint) error {
 }
 
 // Checkpoint implements meta.Tx.
-func (t *tx) Checkpoint(id string) (*meta.Checkpoint, error) {
+func (t *Tx) Checkpoint(id string) (*meta.Checkpoint, error) {
 	op := fmt.Sprintf("get checkpoint %q", id)
 	var c *meta.Checkpoint
 	err := t.query(op, qCheckpoint, []any{id}, func(rows *sql.Rows) (err error) {
@@ -47,14 +47,14 @@ func (t *tx) Checkpoint(id string) (*meta.Checkpoint, error) {
 		return err
 	})
 	if err == nil && c == nil {
-		err = fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+		err = fmt.Errorf("%s: %w", op, errNoRow)
 	}
 	return c, err
 }
 
 // Checkpoints implements meta.Tx: oldest first, ties broken by ID. An
 // unknown workspace has no checkpoints.
-func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
+func (t *Tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
 	var cs []meta.Checkpoint
 	err := t.query(fmt.Sprintf("list checkpoints of workspace %q", workspaceID), qCheckpoints,
 		[]any{workspaceID}, func(rows *sql.Rows) error {
@@ -69,7 +69,7 @@ func (t *tx) Checkpoints(workspaceID string) ([]meta.Checkpoint, error) {
 
 // CheckpointCounts implements meta.Tx with one pass over the
 // checkpoints_by_workspace index, counting user checkpoints only.
-func (t *tx) CheckpointCounts() (map[string]int, error) {
+func (t *Tx) CheckpointCounts() (map[string]int, error) {
 	counts := map[string]int{}
 	err := t.query("count checkpoints", qCheckpointCounts, nil, func(rows *sql.Rows) error {
 		var (
@@ -102,6 +102,6 @@ func scanCheckpoint(rows *sql.Rows) (*meta.Checkpoint, error) {
 
 // DeleteCheckpoint implements meta.Tx. A missing checkpoint is
 // fs.ErrNotExist.
-func (t *tx) DeleteCheckpoint(id string) error {
+func (t *Tx) DeleteCheckpoint(id string) error {
 	return t.execOne(fmt.Sprintf("delete checkpoint %q", id), qDeleteCheckpoint, id)
 }

@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
@@ -36,7 +36,7 @@ const (
 const intentCounter = "upload_intent"
 
 // AddIntents implements meta.Tx.
-func (t *tx) AddIntents(hashes []cas.Hash) (int64, error) {
+func (t *Tx) AddIntents(hashes []cas.Hash) (int64, error) {
 	const op = "add upload intents"
 	for _, h := range hashes {
 		var n int
@@ -60,7 +60,7 @@ func (t *tx) AddIntents(hashes []cas.Hash) (int64, error) {
 }
 
 // ReleaseIntents implements meta.Tx.
-func (t *tx) ReleaseIntents(ids []int64) error {
+func (t *Tx) ReleaseIntents(ids []int64) error {
 	for _, id := range ids {
 		if _, err := t.exec("release upload intents", qReleaseIntent, id); err != nil {
 			return err
@@ -70,7 +70,7 @@ func (t *tx) ReleaseIntents(ids []int64) error {
 }
 
 // Intents implements meta.Tx.
-func (t *tx) Intents(fn func(meta.Intent) error) error {
+func (t *Tx) Intents(fn func(meta.Intent) error) error {
 	return t.query("list upload intents", qIntents, nil, func(rows *sql.Rows) error {
 		var (
 			in meta.Intent
@@ -90,7 +90,7 @@ func (t *tx) Intents(fn func(meta.Intent) error) error {
 }
 
 // ForgetIntents implements meta.Tx.
-func (t *tx) ForgetIntents(released, pending time.Time) error {
+func (t *Tx) ForgetIntents(released, pending time.Time) error {
 	const op = "forget upload intents"
 	if _, err := t.exec(op, qForgetReleased, released.UnixNano()); err != nil {
 		return err
@@ -100,16 +100,16 @@ func (t *tx) ForgetIntents(released, pending time.Time) error {
 }
 
 // Nodes implements meta.Tx.
-func (t *tx) Nodes(fn func(meta.ObjectInfo) error) error {
+func (t *Tx) Nodes(fn func(meta.ObjectInfo) error) error {
 	return t.objectInfos("list nodes", qNodeInfos, fn)
 }
 
 // InlineBodies implements meta.Tx.
-func (t *tx) InlineBodies(fn func(meta.ObjectInfo) error) error {
+func (t *Tx) InlineBodies(fn func(meta.ObjectInfo) error) error {
 	return t.objectInfos("list inline bodies", qInlineInfos, fn)
 }
 
-func (t *tx) objectInfos(op, query string, fn func(meta.ObjectInfo) error) error {
+func (t *Tx) objectInfos(op, query string, fn func(meta.ObjectInfo) error) error {
 	return t.query(op, query, nil, func(rows *sql.Rows) error {
 		var (
 			o  meta.ObjectInfo
@@ -129,16 +129,16 @@ func (t *tx) objectInfos(op, query string, fn func(meta.ObjectInfo) error) error
 }
 
 // DeleteNodes implements meta.Tx.
-func (t *tx) DeleteNodes(hashes []cas.Hash, touchedBefore time.Time) (int, error) {
+func (t *Tx) DeleteNodes(hashes []cas.Hash, touchedBefore time.Time) (int, error) {
 	return t.deleteObjects("delete nodes", qDeleteNode, hashes, touchedBefore)
 }
 
 // DeleteInline implements meta.Tx.
-func (t *tx) DeleteInline(hashes []cas.Hash, touchedBefore time.Time) (int, error) {
+func (t *Tx) DeleteInline(hashes []cas.Hash, touchedBefore time.Time) (int, error) {
 	return t.deleteObjects("delete inline bodies", qDeleteInline, hashes, touchedBefore)
 }
 
-func (t *tx) deleteObjects(op, query string, hashes []cas.Hash, before time.Time) (int, error) {
+func (t *Tx) deleteObjects(op, query string, hashes []cas.Hash, before time.Time) (int, error) {
 	deleted := 0
 	for _, h := range hashes {
 		res, err := t.exec(op, query, h[:], before.UnixNano())
@@ -155,7 +155,7 @@ func (t *tx) deleteObjects(op, query string, hashes []cas.Hash, before time.Time
 }
 
 // Condemn implements meta.Tx.
-func (t *tx) Condemn(hashes []cas.Hash) error {
+func (t *Tx) Condemn(hashes []cas.Hash) error {
 	for _, h := range hashes {
 		if _, err := t.exec("condemn blobs", qCondemn, h[:]); err != nil {
 			return err
@@ -165,7 +165,7 @@ func (t *tx) Condemn(hashes []cas.Hash) error {
 }
 
 // MarkDeleting implements meta.Tx.
-func (t *tx) MarkDeleting(since time.Time) ([]cas.Hash, error) {
+func (t *Tx) MarkDeleting(since time.Time) ([]cas.Hash, error) {
 	const op = "mark condemned blobs deleting"
 	if _, err := t.exec(op, qReprieve, since.UnixNano()); err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func (t *tx) MarkDeleting(since time.Time) ([]cas.Hash, error) {
 }
 
 // Condemned implements meta.Tx.
-func (t *tx) Condemned() ([]meta.Condemned, error) {
+func (t *Tx) Condemned() ([]meta.Condemned, error) {
 	var out []meta.Condemned
 	err := t.query("list condemned blobs", qCondemned, nil, func(rows *sql.Rows) error {
 		var (
@@ -205,7 +205,7 @@ func (t *tx) Condemned() ([]meta.Condemned, error) {
 }
 
 // Uncondemn implements meta.Tx.
-func (t *tx) Uncondemn(hashes []cas.Hash) error {
+func (t *Tx) Uncondemn(hashes []cas.Hash) error {
 	for _, h := range hashes {
 		if _, err := t.exec("uncondemn blobs", qUncondemn, h[:]); err != nil {
 			return err

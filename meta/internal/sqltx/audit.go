@@ -1,9 +1,10 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/forkspace/forkspace/errdefs"
@@ -17,7 +18,8 @@ const (
 		VALUES ($1, COALESCE($2, ` + nowFunc + `()), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		RETURNING at`
 	// qAudit filters with "$n = ''" / "$n = 0" guards so one prepared
-	// statement serves every filter; a negative LIMIT means none.
+	// statement serves every filter; the largest BIGINT as LIMIT means
+	// none (PostgreSQL refuses a negative one).
 	qAudit = `SELECT ` + auditColumns + `, EXISTS (SELECT 1 FROM audit_states AS s WHERE s.seq = audit_log.seq)
 		FROM audit_log
 		WHERE ($1 = '' OR workspace_id = $1)
@@ -26,10 +28,10 @@ const (
 		ORDER BY seq DESC LIMIT $4`
 )
 
-var _ meta.AuditTx = (*tx)(nil)
+var _ meta.AuditTx = (*Tx)(nil)
 
 // AppendAudit implements meta.AuditTx.
-func (t *tx) AppendAudit(e *meta.AuditEntry) error {
+func (t *Tx) AppendAudit(e *meta.AuditEntry) error {
 	op := fmt.Sprintf("append audit entry %q", e.Tool)
 	changed, err := json.Marshal(e.Changed)
 	if err != nil {
@@ -53,10 +55,10 @@ func (t *tx) AppendAudit(e *meta.AuditEntry) error {
 }
 
 // Audit implements meta.AuditTx.
-func (t *tx) Audit(f meta.AuditFilter) ([]meta.AuditEntry, error) {
+func (t *Tx) Audit(f meta.AuditFilter) ([]meta.AuditEntry, error) {
 	limit := int64(f.Limit)
 	if limit <= 0 {
-		limit = -1
+		limit = math.MaxInt64
 	}
 	var es []meta.AuditEntry
 	err := t.query("list audit entries", qAudit, []any{f.WorkspaceID, f.Session, f.Before, limit},

@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func newMultiRow(head, row, tail string) *multiRow {
 }
 
 // insert runs m for n rows; args fills row i's parameters.
-func (t *tx) insert(op string, m *multiRow, n int, args func(i int, dst []any)) error {
+func (t *Tx) insert(op string, m *multiRow, n int, args func(i int, dst []any)) error {
 	buf := make([]any, min(n, 1<<maxRowsLog2)*m.arity)
 	for i := 0; i < n; {
 		lg := min(maxRowsLog2, bits.Len(uint(n-i))-1)

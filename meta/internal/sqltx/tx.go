@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"context"
@@ -12,27 +12,43 @@ import (
 	"github.com/forkspace/forkspace/meta"
 )
 
-// tx implements meta.Tx over a statement source. Its methods live beside the
+// Tx implements meta.Tx over a statement source. Its methods live beside the
 // SQL of their concept (settings.go, counters.go, objects.go, workspaces.go,
-// checkpoints.go, staging.go).
-type tx struct {
-	ctx      context.Context
-	src      stmtSource
-	readOnly bool
+// checkpoints.go, staging.go, …).
+type Tx struct {
+	ctx       context.Context
+	src       StmtSource
+	translate func(error) error
+	readOnly  bool
 	// finished is set when the View or Update function returned; a Tx
-	// leaked past it must not run statements in another caller's batch.
+	// leaked past it must not run statements in another caller's
+	// transaction.
 	finished atomic.Bool
 }
 
-var _ meta.Tx = (*tx)(nil)
+// New returns a transaction that runs its statements from src with ctx.
+// translate adds the forkspace sentinel (fs.ErrExist, errdefs.ErrBusy, …)
+// that matches a driver error in front of it. A readOnly transaction
+// refuses writes with errdefs.ErrReadOnly.
+func New(ctx context.Context, src StmtSource, translate func(error) error, readOnly bool) *Tx {
+	return &Tx{ctx: ctx, src: src, translate: translate, readOnly: readOnly}
+}
+
+// Finish ends the transaction's use: later calls fail with fs.ErrClosed.
+func (t *Tx) Finish() { t.finished.Store(true) }
+
+// errNoRow is a read that found no row.
+var errNoRow = fmt.Errorf("%w: %w", fs.ErrNotExist, sql.ErrNoRows)
+
+var _ meta.Tx = (*Tx)(nil)
 
 // stmt returns the prepared statement for query, unless the transaction
 // is over (fs.ErrClosed).
-func (t *tx) stmt(op, query string) (*sql.Stmt, error) {
+func (t *Tx) stmt(op, query string) (Stmt, error) {
 	if t.finished.Load() {
 		return nil, fmt.Errorf("%s: transaction used after its function returned: %w", op, fs.ErrClosed)
 	}
-	st, err := t.src.stmt(t.ctx, query)
+	st, err := t.src.Stmt(t.ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -40,7 +56,7 @@ func (t *tx) stmt(op, query string) (*sql.Stmt, error) {
 }
 
 // exec runs a statement that changes the database.
-func (t *tx) exec(op, query string, args ...any) (sql.Result, error) {
+func (t *Tx) exec(op, query string, args ...any) (sql.Result, error) {
 	if t.readOnly {
 		return nil, fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
 	}
@@ -50,14 +66,14 @@ func (t *tx) exec(op, query string, args ...any) (sql.Result, error) {
 	}
 	res, err := st.ExecContext(t.ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, translate(err))
+		return nil, fmt.Errorf("%s: %w", op, t.translate(err))
 	}
 	return res, nil
 }
 
 // execOne runs a statement that must change exactly one existing row;
 // no row is fs.ErrNotExist.
-func (t *tx) execOne(op, query string, args ...any) error {
+func (t *Tx) execOne(op, query string, args ...any) error {
 	res, err := t.exec(op, query, args...)
 	if err != nil {
 		return err
@@ -67,7 +83,7 @@ func (t *tx) execOne(op, query string, args ...any) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+		return fmt.Errorf("%s: %w", op, errNoRow)
 	}
 	return nil
 }
@@ -75,7 +91,7 @@ func (t *tx) execOne(op, query string, args ...any) error {
 // queryRow runs a query returning at most one row and scans it into dest;
 // no row is fs.ErrNotExist. write marks a statement that changes the
 // database (INSERT ... RETURNING).
-func (t *tx) queryRow(op string, write bool, query string, args []any, dest ...any) error {
+func (t *Tx) queryRow(op string, write bool, query string, args []any, dest ...any) error {
 	if write && t.readOnly {
 		return fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
 	}
@@ -84,37 +100,44 @@ func (t *tx) queryRow(op string, write bool, query string, args []any, dest ...a
 		return err
 	}
 	if err := st.QueryRowContext(t.ctx, args...).Scan(dest...); err != nil {
-		return fmt.Errorf("%s: %w", op, translate(err))
+		return fmt.Errorf("%s: %w", op, t.translate(err))
 	}
 	return nil
 }
 
 // query runs a read-only query, calling scan for each row.
-func (t *tx) query(op, query string, args []any, scan func(*sql.Rows) error) error {
+func (t *Tx) query(op, query string, args []any, scan func(*sql.Rows) error) error {
 	st, err := t.stmt(op, query)
 	if err != nil {
 		return err
 	}
 	rows, err := st.QueryContext(t.ctx, args...)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, translate(err))
+		return fmt.Errorf("%s: %w", op, t.translate(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		if err := scan(rows); err != nil {
-			return fmt.Errorf("%s: %w", op, translate(err))
+			return fmt.Errorf("%s: %w", op, t.translate(err))
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%s: %w", op, translate(err))
+		return fmt.Errorf("%s: %w", op, t.translate(err))
 	}
 	return nil
 }
 
+// NowFunc is the SQL name of the database clock: Unix nanoseconds, never
+// going back. Each driver defines it (SQLite as a Go function, PostgreSQL
+// in its schema), so the queries that use it are the same for both.
+const NowFunc = "forkspace_now_ns"
+
+const nowFunc = NowFunc
+
 const qNow = `SELECT ` + nowFunc + `()`
 
 // Now implements meta.Tx.
-func (t *tx) Now() (time.Time, error) {
+func (t *Tx) Now() (time.Time, error) {
 	var ns int64
 	if err := t.queryRow("read database clock", false, qNow, nil, &ns); err != nil {
 		return time.Time{}, err

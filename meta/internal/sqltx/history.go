@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"bytes"
@@ -22,9 +22,9 @@ const (
 	qSetStagingBase = `UPDATE workspaces SET staging_base = $2 WHERE id = $1`
 	// qPruneLog drops log rows below both the current epoch and the
 	// oldest recorded state's (bases grow with seq).
-	qPruneLog = `DELETE FROM staging_log WHERE workspace_id = $1 AND ver <= MIN(
-		(SELECT staging_base FROM workspaces WHERE id = $1),
-		COALESCE((SELECT base FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1), ` + maxInt64 + `))`
+	qPruneLog = `DELETE FROM staging_log WHERE workspace_id = $1
+		AND ver <= (SELECT staging_base FROM workspaces WHERE id = $1)
+		AND ver <= COALESCE((SELECT base FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1), ` + maxInt64 + `)`
 	qRecordState = `INSERT INTO audit_states (seq, workspace_id, at, root, base, ver)
 	SELECT $1, w.id, $3, w.root, w.staging_base, COALESCE((SELECT next - 1 FROM counters WHERE name = '` + stagingLogCounter + `'), 0)
 	FROM workspaces AS w WHERE w.id = $2`
@@ -42,11 +42,11 @@ const (
 	maxInt64      = "9223372036854775807"
 )
 
-var _ meta.HistoryTx = (*tx)(nil)
+var _ meta.HistoryTx = (*Tx)(nil)
 
 // logStaged appends rows to workspace workspaceID's staging log under a
 // new version.
-func (t *tx) logStaged(workspaceID string, rows []meta.Staged) error {
+func (t *Tx) logStaged(workspaceID string, rows []meta.Staged) error {
 	ver, err := t.Allocate(stagingLogCounter, 1)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ var putLog = newMultiRow(`INSERT INTO staging_log (workspace_id, ver, key, value
 // rebase starts a new epoch of workspace workspaceID's staging log: a new
 // base, the staging rows that stay logged above it, and the log rows no
 // state needs any more dropped. A missing workspace is left alone.
-func (t *tx) rebase(workspaceID string) error {
+func (t *Tx) rebase(workspaceID string) error {
 	op := fmt.Sprintf("start staging epoch of workspace %q", workspaceID)
 	base, err := t.Allocate(stagingLogCounter, 2)
 	if err != nil {
@@ -87,13 +87,13 @@ func (t *tx) rebase(workspaceID string) error {
 }
 
 // RecordState implements meta.HistoryTx.
-func (t *tx) RecordState(seq int64, workspaceID string, at time.Time) error {
+func (t *Tx) RecordState(seq int64, workspaceID string, at time.Time) error {
 	return t.execOne(fmt.Sprintf("record state of workspace %q for audit entry %d", workspaceID, seq),
 		qRecordState, seq, workspaceID, at.UnixNano())
 }
 
 // FindState implements meta.HistoryTx.
-func (t *tx) FindState(q meta.StateQuery) (*meta.State, error) {
+func (t *Tx) FindState(q meta.StateQuery) (*meta.State, error) {
 	var (
 		query string
 		args  []any
@@ -124,7 +124,7 @@ func (t *tx) FindState(q meta.StateQuery) (*meta.State, error) {
 
 // StateStaged implements meta.HistoryTx: per key the newest log row of
 // the state's epoch up to its version.
-func (t *tx) StateStaged(seq int64) ([]meta.Staged, error) {
+func (t *Tx) StateStaged(seq int64) ([]meta.Staged, error) {
 	op := fmt.Sprintf("read staging rows of the state of audit entry %d", seq)
 	var (
 		ws        string
@@ -149,7 +149,7 @@ func newestPerKey(rows []meta.Staged) []meta.Staged {
 }
 
 // PruneStates implements meta.HistoryTx.
-func (t *tx) PruneStates(workspaceID string, keep int, before time.Time) (int, error) {
+func (t *Tx) PruneStates(workspaceID string, keep int, before time.Time) (int, error) {
 	ids := []string{workspaceID}
 	if workspaceID == "" {
 		var err error
@@ -184,7 +184,7 @@ func (t *tx) PruneStates(workspaceID string, keep int, before time.Time) (int, e
 	return dropped, nil
 }
 
-func (t *tx) workspaceIDs() ([]string, error) {
+func (t *Tx) workspaceIDs() ([]string, error) {
 	var ids []string
 	err := t.query("list workspace ids", qWorkspaceIDs, nil, func(rows *sql.Rows) error {
 		var id string
@@ -199,7 +199,7 @@ func (t *tx) workspaceIDs() ([]string, error) {
 // workspace's states, and the log rows some state's delta holds (a row is
 // held when a state of its epoch has a version from the row's up to the
 // key's next row), so that bytes every state has overwritten go.
-func (t *tx) HistoryRefs(workspaceID string) ([]cas.Hash, []meta.Staged, error) {
+func (t *Tx) HistoryRefs(workspaceID string) ([]cas.Hash, []meta.Staged, error) {
 	op := fmt.Sprintf("read history of workspace %q", workspaceID)
 	type span struct{ base, ver int64 }
 	var (

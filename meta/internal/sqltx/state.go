@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
@@ -24,17 +24,17 @@ const (
 
 // exists fails with fs.ErrNotExist unless query (an existence check by ID)
 // finds a row.
-func (t *tx) exists(op, query, id string) error {
+func (t *Tx) exists(op, query, id string) error {
 	found := false
 	err := t.query(op, query, []any{id}, func(*sql.Rows) error { found = true; return nil })
 	if err == nil && !found {
-		err = fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+		err = fmt.Errorf("%s: %w", op, errNoRow)
 	}
 	return err
 }
 
 // CopyStaged implements meta.Tx.
-func (t *tx) CopyStaged(src, dst string) error {
+func (t *Tx) CopyStaged(src, dst string) error {
 	op := fmt.Sprintf("copy staging rows of workspace %q to %q", src, dst)
 	if err := t.exists(op, qWorkspaceExists, src); err != nil {
 		return err
@@ -52,7 +52,7 @@ func (t *tx) CopyStaged(src, dst string) error {
 }
 
 // SnapshotStaged implements meta.Tx.
-func (t *tx) SnapshotStaged(workspaceID, checkpointID string) error {
+func (t *Tx) SnapshotStaged(workspaceID, checkpointID string) error {
 	op := fmt.Sprintf("copy staging rows of workspace %q to checkpoint %q", workspaceID, checkpointID)
 	if err := t.exists(op, qWorkspaceExists, workspaceID); err != nil {
 		return err
@@ -68,12 +68,12 @@ func (t *tx) SnapshotStaged(workspaceID, checkpointID string) error {
 }
 
 // CheckpointStaged implements meta.Tx.
-func (t *tx) CheckpointStaged(checkpointID string) ([]meta.Staged, error) {
+func (t *Tx) CheckpointStaged(checkpointID string) ([]meta.Staged, error) {
 	return t.stagedRows(fmt.Sprintf("list staging rows of checkpoint %q", checkpointID), qCheckpointStaged, checkpointID)
 }
 
 // FoldCheckpoint implements meta.Tx.
-func (t *tx) FoldCheckpoint(checkpointID string, root cas.Hash) error {
+func (t *Tx) FoldCheckpoint(checkpointID string, root cas.Hash) error {
 	op := fmt.Sprintf("fold checkpoint %q", checkpointID)
 	if err := t.execOne(op, qSetCheckpointRoot, checkpointID, rootArg(root)); err != nil {
 		return err
@@ -83,7 +83,7 @@ func (t *tx) FoldCheckpoint(checkpointID string, root cas.Hash) error {
 }
 
 // UnfoldedCheckpoints implements meta.Tx.
-func (t *tx) UnfoldedCheckpoints() ([]string, error) {
+func (t *Tx) UnfoldedCheckpoints() ([]string, error) {
 	var ids []string
 	err := t.query("list unfolded checkpoints", qUnfoldedCheckpoints, nil, func(rows *sql.Rows) error {
 		var id string

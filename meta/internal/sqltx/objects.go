@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import "github.com/forkspace/forkspace/meta"
 
@@ -6,8 +6,8 @@ import "github.com/forkspace/forkspace/meta"
 // existing hash keeps its bytes and first created_at and refreshes
 // touched_at (see GCTx).
 const (
-	qGetNode   = `SELECT data FROM nodes WHERE hash = $1`
-	qGetInline = `SELECT data FROM inline_bodies WHERE hash = $1`
+	QGetNode   = `SELECT data FROM nodes WHERE hash = $1`
+	QGetInline = `SELECT data FROM inline_bodies WHERE hash = $1`
 )
 
 var (
@@ -18,14 +18,14 @@ var (
 )
 
 // PutNodes implements meta.Tx.
-func (t *tx) PutNodes(nodes []meta.Object) error { return t.putObjects("put nodes", putNodes, nodes) }
+func (t *Tx) PutNodes(nodes []meta.Object) error { return t.putObjects("put nodes", putNodes, nodes) }
 
 // PutInline implements meta.Tx.
-func (t *tx) PutInline(bodies []meta.Object) error {
+func (t *Tx) PutInline(bodies []meta.Object) error {
 	return t.putObjects("put inline bodies", putInline, bodies)
 }
 
-func (t *tx) putObjects(op string, m *multiRow, objs []meta.Object) error {
+func (t *Tx) putObjects(op string, m *multiRow, objs []meta.Object) error {
 	return t.insert(op, m, len(objs), func(i int, dst []any) {
 		data := objs[i].Data
 		if data == nil {

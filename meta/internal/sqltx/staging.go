@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ var putStaged = newMultiRow(`INSERT INTO staging (workspace_id, key, value, dele
 // PutStaged implements meta.Tx. Of rows with equal keys the last wins (one
 // INSERT never names a key twice, which PostgreSQL would refuse). A missing
 // workspace is fs.ErrNotExist.
-func (t *tx) PutStaged(workspaceID string, rows []meta.Staged) error {
+func (t *Tx) PutStaged(workspaceID string, rows []meta.Staged) error {
 	rows = lastPerKey(rows)
 	err := t.insert("put staging rows", putStaged, len(rows), func(i int, dst []any) {
 		r := rows[i]
@@ -86,12 +86,12 @@ func hasDuplicateKey(rows []meta.Staged) bool {
 
 // Staged implements meta.Tx: rows ordered by key, bytewise. An empty Value
 // reads back as nil.
-func (t *tx) Staged(workspaceID string) ([]meta.Staged, error) {
+func (t *Tx) Staged(workspaceID string) ([]meta.Staged, error) {
 	return t.stagedRows(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qStaged, workspaceID)
 }
 
 // StagedKey implements meta.Tx. An empty Value reads back as nil.
-func (t *tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
+func (t *Tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
 	if key == nil {
 		key = []byte{}
 	}
@@ -110,7 +110,7 @@ func (t *tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
 
 // stagedRows runs a query returning staging rows (key, value, deleted,
 // seq).
-func (t *tx) stagedRows(op, query string, args ...any) ([]meta.Staged, error) {
+func (t *Tx) stagedRows(op, query string, args ...any) ([]meta.Staged, error) {
 	var out []meta.Staged
 	err := t.query(op, query, args, func(rows *sql.Rows) error {
 		var r meta.Staged
@@ -128,7 +128,7 @@ func (t *tx) stagedRows(op, query string, args ...any) ([]meta.Staged, error) {
 
 // DeleteStaged implements meta.Tx. It starts a new epoch of the
 // workspace's staging log (history.go).
-func (t *tx) DeleteStaged(workspaceID string, maxSeq int64) error {
+func (t *Tx) DeleteStaged(workspaceID string, maxSeq int64) error {
 	_, err := t.exec(fmt.Sprintf("delete staging rows of workspace %q", workspaceID), qDeleteStaged, workspaceID, maxSeq)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package sqlitemeta
+package sqltx
 
 import (
 	"database/sql"
@@ -27,7 +27,7 @@ const (
 // CreateWorkspace implements meta.Tx. An empty ID or Name is fs.ErrInvalid;
 // an empty Tenant is meta.DefaultTenant.
 // A zero UpdatedAt takes CreatedAt's value; both are written back into w.
-func (t *tx) CreateWorkspace(w *meta.Workspace) error {
+func (t *Tx) CreateWorkspace(w *meta.Workspace) error {
 	op := fmt.Sprintf("create workspace %q", w.Name)
 	if w.ID == "" || w.Name == "" {
 		return fmt.Errorf("%s: %w: empty id or name", op, fs.ErrInvalid)
@@ -48,29 +48,29 @@ func (t *tx) CreateWorkspace(w *meta.Workspace) error {
 }
 
 // Workspace implements meta.Tx.
-func (t *tx) Workspace(id string) (*meta.Workspace, error) {
+func (t *Tx) Workspace(id string) (*meta.Workspace, error) {
 	return t.oneWorkspace(fmt.Sprintf("get workspace %q", id), qWorkspace, id)
 }
 
 // WorkspaceByName implements meta.Tx.
-func (t *tx) WorkspaceByName(tenant, name string) (*meta.Workspace, error) {
+func (t *Tx) WorkspaceByName(tenant, name string) (*meta.Workspace, error) {
 	return t.oneWorkspace(fmt.Sprintf("get workspace named %q", name), qWorkspaceByName, tenant, name)
 }
 
-func (t *tx) oneWorkspace(op, query string, args ...any) (*meta.Workspace, error) {
+func (t *Tx) oneWorkspace(op, query string, args ...any) (*meta.Workspace, error) {
 	var w *meta.Workspace
 	err := t.query(op, query, args, func(rows *sql.Rows) (err error) {
 		w, err = scanWorkspace(rows)
 		return err
 	})
 	if err == nil && w == nil {
-		err = fmt.Errorf("%s: %w", op, translate(sql.ErrNoRows))
+		err = fmt.Errorf("%s: %w", op, errNoRow)
 	}
 	return w, err
 }
 
 // Workspaces implements meta.Tx.
-func (t *tx) Workspaces() ([]meta.Workspace, error) {
+func (t *Tx) Workspaces() ([]meta.Workspace, error) {
 	var ws []meta.Workspace
 	err := t.query("list workspaces", qWorkspaces, nil, func(rows *sql.Rows) error {
 		w, err := scanWorkspace(rows)
@@ -101,17 +101,17 @@ func scanWorkspace(rows *sql.Rows) (*meta.Workspace, error) {
 }
 
 // SetRoot implements meta.Tx. A missing workspace is fs.ErrNotExist.
-func (t *tx) SetRoot(id string, root cas.Hash) error {
+func (t *Tx) SetRoot(id string, root cas.Hash) error {
 	return t.execOne(fmt.Sprintf("set root of workspace %q", id), qSetRoot, id, rootArg(root))
 }
 
 // SetQuota implements meta.Tx. A missing workspace is fs.ErrNotExist.
-func (t *tx) SetQuota(id string, q meta.Quota) error {
+func (t *Tx) SetQuota(id string, q meta.Quota) error {
 	return t.execOne(fmt.Sprintf("set quota of workspace %q", id), qSetQuota, id, q.MaxBytes, q.MaxEntries)
 }
 
 // DeleteWorkspace implements meta.Tx. Checkpoints and staging rows go with
 // the workspace (ON DELETE CASCADE). A missing workspace is fs.ErrNotExist.
-func (t *tx) DeleteWorkspace(id string) error {
+func (t *Tx) DeleteWorkspace(id string) error {
 	return t.execOne(fmt.Sprintf("delete workspace %q", id), qDeleteWorkspace, id)
 }

@@ -1,0 +1,21 @@
+// Package pgtest runs a throwaway PostgreSQL server for tests: one server
+// per test binary, started by Main from TestMain, and a fresh database per
+// test from DB.
+//
+// The server is the Debian package's (postgresql: initdb and postgres under
+// /usr/lib/postgresql/VERSION/bin, or $PG_BIN, or PATH). Its cluster lives
+// in a temporary directory with fsync off and listens only on a unix socket
+// in that directory, so tests never collide on a port and nothing outside
+// the directory is touched. PostgreSQL refuses to run as root: as root the
+// server runs as the postgres user the Debian package creates. Missing, the
+// tests fail under CI (CI=true) and are skipped elsewhere.
+//
+// Use:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestX(t *testing.T) {
+//		url := pgtest.DB(t) // postgres:///t3?host=/tmp/pg…&user=forkspace
+//		…
+//	}
+package pgtest

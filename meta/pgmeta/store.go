@@ -1,0 +1,273 @@
+package pgmeta
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Options configure a Store. The zero value means defaults.
+type Options struct {
+	// MaxConns bounds the connection pool (default: pgxpool's, the larger
+	// of 4 and the number of CPUs).
+	MaxConns int32
+	// Logger receives migration notices (default slog.Default()).
+	Logger *slog.Logger
+	// Exclusive makes the Store the database's only exclusive user while
+	// it is open: Open takes a session advisory lock on a connection of
+	// its own and fails with errdefs.ErrBusy if another process (or Store)
+	// holds it. A forkspace store sets it (decision 004 for PostgreSQL).
+	Exclusive bool
+}
+
+// Store is a meta.Store over one PostgreSQL database.
+type Store struct {
+	name  string // the URL without secrets, for messages
+	log   *slog.Logger
+	pool  *pgxpool.Pool
+	db    *sql.DB   // database/sql over pool, for the shared queries
+	owner *pgx.Conn // holds the exclusive lock (Options.Exclusive)
+
+	mu     sync.RWMutex   // write-locked by Close to stop new calls
+	closed bool           // guarded by mu
+	calls  sync.WaitGroup // calls in flight
+}
+
+var _ meta.Store = (*Store)(nil)
+
+// Open connects to the PostgreSQL database rawURL names
+// (postgres://[user@]host[:port]/dbname?…, or a unix socket directory as
+// host=/path) and brings its schema up to date. Secrets come from the
+// environment as libpq takes them (PGPASSWORD, PGPASSFILE or ~/.pgpass,
+// PGSSLKEY…): a URL holding a password is refused with fs.ErrInvalid so
+// that none is written into shell history, process lists or
+// configuration. A schema newer than this build is errors.ErrUnsupported.
+func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error) {
+	name, err := checkURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open metadata %s: %w: %w", name, fs.ErrInvalid, err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	s := &Store{name: name, log: opts.Logger.With("component", "pgmeta", "db", name)}
+	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("open metadata %s: %w", name, translate(err))
+	}
+	defer func() {
+		if err != nil {
+			s.pool.Close()
+			err = fmt.Errorf("open metadata %s: %w", name, err)
+		}
+	}()
+	ms, err := migrations()
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, s.pool, ms, s.log); err != nil {
+		return nil, err
+	}
+	if opts.Exclusive {
+		if s.owner, err = takeOwnership(ctx, s.pool); err != nil {
+			return nil, err
+		}
+	}
+	s.db = stdlib.OpenDBFromPool(s.pool)
+	return s, nil
+}
+
+// ownerLockKey is the key of the advisory lock an Exclusive Store holds
+// (the first 8 bytes of "fks-ownr").
+const ownerLockKey int64 = 0x666b732d6f776e72
+
+// takeOwnership takes the owner lock on a connection taken out of the pool,
+// which keeps it until Close.
+func takeOwnership(ctx context.Context, pool *pgxpool.Pool) (*pgx.Conn, error) {
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	conn := pc.Hijack()
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, ownerLockKey).Scan(&got); err != nil {
+		conn.Close(context.Background())
+		return nil, translate(err)
+	}
+	if !got {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("%w: another process has this store's database open", errdefs.ErrBusy)
+	}
+	return conn, nil
+}
+
+// checkURL refuses a URL that is not postgres:// or postgresql://, or
+// that holds a password, and returns it for messages.
+func checkURL(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("open metadata: %w: want a postgres://… URL", fs.ErrInvalid)
+	}
+	if _, ok := u.User.Password(); ok || u.Query().Has("password") {
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return "", fmt.Errorf("open metadata %s: %w: the URL holds a password; "+
+			"give it in the environment instead (PGPASSWORD, or a ~/.pgpass or $PGPASSFILE entry)",
+			u.Redacted(), fs.ErrInvalid)
+	}
+	return u.String(), nil
+}
+
+// View implements meta.Store: fn runs in a REPEATABLE READ, READ ONLY
+// transaction, one snapshot of the database taken at its first statement.
+// Writes through the Tx fail with errdefs.ErrReadOnly.
+func (s *Store) View(ctx context.Context, fn func(meta.Tx) error) error {
+	if err := s.start("view"); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+	sqlTx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin view: %w", translate(err))
+	}
+	defer sqlTx.Rollback()
+	t := sqltx.New(ctx, sqltx.Queries(sqlTx), translate, true)
+	defer t.Finish()
+	return fn(t)
+}
+
+// maxAttempts bounds how often Update runs fn when its transaction keeps
+// failing with a serialization failure or deadlock.
+const maxAttempts = 50
+
+// Update implements meta.Store: fn runs in a SERIALIZABLE transaction of
+// its own (concurrent Updates run side by side, PostgreSQL orders them);
+// when the transaction fails with a serialization failure or a deadlock
+// (SQLSTATE 40001, 40P01), at fn's statements or at COMMIT, it is rolled
+// back and fn runs again, after a short random wait, up to maxAttempts
+// times (then the error wraps errdefs.ErrBusy). When ctx is done before fn
+// starts, fn does not run and Update returns ctx's error; once fn runs its
+// statements are not interrupted. A panic in fn rolls the transaction
+// back and is re-raised.
+func (s *Store) Update(ctx context.Context, fn func(meta.Tx) error) error {
+	if err := s.start("update"); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		err := s.updateOnce(context.WithoutCancel(ctx), fn)
+		if err == nil || !retryable(err) || attempt == maxAttempts {
+			return err
+		}
+		backoff := time.Duration(min(attempt, 10)) * time.Millisecond
+		time.Sleep(backoff/2 + rand.N(backoff))
+	}
+}
+
+// updateOnce runs fn in one transaction and commits it if fn succeeds.
+func (s *Store) updateOnce(ctx context.Context, fn func(meta.Tx) error) (err error) {
+	sqlTx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", translate(err))
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			sqlTx.Rollback()
+		}
+	}()
+	t := sqltx.New(ctx, sqltx.Queries(sqlTx), translate, false)
+	err = fn(t)
+	t.Finish()
+	if err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit transaction: %w", translate(err))
+	}
+	committed = true
+	return nil
+}
+
+// GetNode implements meta.Store with one query outside any transaction.
+func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
+	return s.getObject(ctx, "get node", sqltx.QGetNode, h)
+}
+
+// GetInline implements meta.Store.
+func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
+	return s.getObject(ctx, "get inline body", sqltx.QGetInline, h)
+}
+
+func (s *Store) getObject(ctx context.Context, op, query string, h cas.Hash) ([]byte, error) {
+	if err := s.start(op); err != nil {
+		return nil, err
+	}
+	defer s.calls.Done()
+	var data []byte
+	if err := s.pool.QueryRow(ctx, query, h[:]).Scan(&data); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, h.Short(), translate(err))
+	}
+	return data, nil
+}
+
+// start registers a call with Close, which waits for it; the caller calls
+// s.calls.Done when finished. A closed store is fs.ErrClosed.
+func (s *Store) start(op string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("%s: metadata %s: %w", op, s.name, fs.ErrClosed)
+	}
+	s.calls.Add(1)
+	return nil
+}
+
+// Close waits for the calls in flight, then closes the connections. Calls
+// after Close, Close included, fail with fs.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("close: metadata %s: %w", s.name, fs.ErrClosed)
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.calls.Wait()
+	err := s.db.Close()
+	if s.owner != nil {
+		err = errors.Join(err, s.owner.Close(context.Background()))
+	}
+	s.pool.Close()
+	if err != nil {
+		return fmt.Errorf("close metadata %s: %w", s.name, err)
+	}
+	return nil
+}
