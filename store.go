@@ -201,6 +201,9 @@ func (s *Store) settings(ctx context.Context, opts Options) (storeSettings, erro
 	err := s.meta.Update(ctx, func(tx meta.Tx) error {
 		format, err := tx.Setting(settingFormat)
 		if errors.Is(err, fs.ErrNotExist) {
+			if err := checkBlobStore(tx, opts); err != nil {
+				return err
+			}
 			return initSettings(tx, opts, &set)
 		}
 		if err != nil {
@@ -208,6 +211,9 @@ func (s *Store) settings(ctx context.Context, opts Options) (storeSettings, erro
 		}
 		if format != strconv.Itoa(FormatVersion) {
 			return fmt.Errorf("%w: store format %s, this build reads format %d", errdefs.ErrCorrupt, format, FormatVersion)
+		}
+		if err := checkBlobStore(tx, opts); err != nil {
+			return err
 		}
 		return readSettings(tx, &set)
 	})

@@ -43,6 +43,13 @@ type Store interface {
 	Close() error
 }
 
+// Locator is implemented by stores that can name where their blobs live,
+// stably and without credentials ("s3://bucket/prefix"), so metadata can
+// record it and refuse to be opened over another store's blobs.
+type Locator interface {
+	Location() string
+}
+
 // Info describes a stored blob.
 type Info struct {
 	ID      cas.Hash

@@ -24,7 +24,10 @@ import (
 	"github.com/forkspace/forkspace/internal/s3client"
 )
 
-var _ blob.Store = (*Store)(nil)
+var (
+	_ blob.Store   = (*Store)(nil)
+	_ blob.Locator = (*Store)(nil)
+)
 
 // Defaults of Options.
 const (
@@ -100,6 +103,13 @@ func Open(o Options) (*Store, error) {
 		dir = p + "/blobs/"
 	}
 	return &Store{client: client, bucket: o.Bucket, dir: dir, attempts: attempts, timeout: timeout}, nil
+}
+
+// Location names where the blobs live, "s3://BUCKET/PREFIX" (the endpoint
+// left out: one bucket may be reached by several), so a metadata store can
+// refuse to be opened over another store's blobs.
+func (s *Store) Location() string {
+	return "s3://" + s.bucket + "/" + strings.TrimSuffix(strings.TrimSuffix(s.dir, "blobs/"), "/")
 }
 
 // Key returns the object key of blob id.

@@ -114,3 +114,24 @@ func assertNoSecret(t *testing.T, dir, secret string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBlobStoreRecorded: a store remembers where its blobs are and refuses
+// to be opened over another blob store (its reads would find every chunk
+// missing and gc would delete the other store's blobs as garbage).
+func TestBlobStoreRecorded(t *testing.T) {
+	c := newCLI(t)
+	s3 := "--blob=s3://b/p?endpoint=http://127.0.0.1:9"
+	c.ok(nil, "workspace", "create", "a")
+	if msg := c.fails(exitInvalid, nil, s3, "workspace", "ls"); !strings.Contains(msg, "no --blob") {
+		t.Errorf("local store opened over s3: %q", msg)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	c.ok(nil, "--store", other, s3, "init")
+	if msg := c.fails(exitInvalid, nil, "--store", other, "workspace", "ls"); !strings.Contains(msg, "--blob s3://b/p") {
+		t.Errorf("s3 store opened over local blobs: %q", msg)
+	}
+	if msg := c.fails(exitInvalid, nil, "--store", other, "--blob=s3://b/q?endpoint=http://127.0.0.1:9", "workspace", "ls"); !strings.Contains(msg, "--blob s3://b/p") {
+		t.Errorf("s3 store opened over another prefix: %q", msg)
+	}
+	c.ok(nil, "--store", other, s3, "workspace", "ls")
+}
