@@ -77,7 +77,8 @@ need node nodejs
 # git http-backend; with CI=true the tests fail when git is missing.
 need git
 
-# mount/s3mount: write-back runs against versitygw, a real S3 gateway that
+# mount/s3mount (write-back), blob/s3blob (blobtest, faults) and the CLI's
+# --blob s3:// test run against versitygw, a real S3 gateway that
 # checks signatures (internal/s3test). Built once from the Go module proxy
 # into a cache directory (about 3 minutes on 2 cores the first time,
 # nothing after); with CI=true the tests fail when it is missing.

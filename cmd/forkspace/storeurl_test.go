@@ -135,3 +135,36 @@ func TestBlobStoreRecorded(t *testing.T) {
 	}
 	c.ok(nil, "--store", other, s3, "workspace", "ls")
 }
+
+// TestS3BlobDamage: an object of the bucket that a file needs, flipped or
+// deleted behind the store's back, makes cat and fsck exit 9 (corrupt),
+// naming the workspace path and never returning wrong bytes.
+func TestS3BlobDamage(t *testing.T) {
+	v := s3test.StartVersity(t, "forkspace-blobs")
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	t.Setenv("FORKSPACE_BLOB", "s3://forkspace-blobs/d?endpoint="+v.URL+"&region="+s3test.Region+"&path_style=true")
+	c := newCLI(t)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 8192) // 128 KiB: one chunk
+	c.ok(nil, "workspace", "create", "a")
+	c.ok(nil, "-w", "a", "mkdir", "/dir")
+	c.ok(data, "-w", "a", "put", "-", "/dir/f")
+	keys := v.Keys(t, "forkspace-blobs", "d/")
+	if len(keys) != 1 {
+		t.Fatalf("bucket holds %v, want one object", keys)
+	}
+	obj, _ := v.Object(t, "forkspace-blobs", keys[0])
+	obj[len(obj)/2] ^= 1
+	v.Seed(t, "forkspace-blobs", keys[0], obj)
+	out, errs, code := c.run(nil, "-w", "a", "cat", "/dir/f")
+	if code != exitCorrupt || out != "" || !strings.Contains(errs, "dir/f") {
+		t.Fatalf("cat of a flipped object: exit %d, %d bytes, %q", code, len(out), errs)
+	}
+	c.fails(exitCorrupt, nil, "fsck")
+	v.Remove(t, "forkspace-blobs", keys[0])
+	out, errs, code = c.run(nil, "-w", "a", "cat", "/dir/f")
+	if code != exitCorrupt || out != "" || !strings.Contains(errs, "dir/f") || !strings.Contains(errs, "missing from the store") {
+		t.Fatalf("cat of a deleted object: exit %d, %d bytes, %q", code, len(out), errs)
+	}
+	c.fails(exitCorrupt, nil, "fsck")
+}
