@@ -1,7 +1,8 @@
 // Package bench holds benchmark scripts that compare forkspace with other
 // tools side by side (fork-vs-cp.sh; doors.sh: the S3 door with rclone
 // against rclone's local backend), the memory of a FUSE daemon
-// (fuse-memory.sh) and the generators they use (gentree). The Go
-// benchmarks of each package live beside the package;
+// (fuse-memory.sh), the SDKs' call latency against raw HTTP
+// (python-sdk.py, typescript-sdk.mjs) and the generators they use
+// (gentree). The Go benchmarks of each package live beside the package;
 // results are collected in docs/benchmarks.md.
 package bench
