@@ -51,6 +51,8 @@ type Options struct {
 	Dir string
 	// Meta and Blobs replace the embedded drivers (Dir is then used only
 	// for the process lock, if set). The store closes them on Close.
+	// PostgreSQL metadata: pgmeta.Open(ctx, "postgres://…",
+	// pgmeta.Options{Exclusive: true}) (docs/decisions/018).
 	Meta  meta.Store
 	Blobs blob.Store
 	// InlineMax is the largest file kept inline in metadata. It is fixed

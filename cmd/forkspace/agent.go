@@ -13,6 +13,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/mcpserver"
+	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/localprovider"
@@ -52,7 +53,11 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := sqlitemeta.Open(ctx, filepath.Join(a.storeDir, "meta.db"), sqlitemeta.Options{Logger: log})
+	var db meta.Store
+	db, err = a.metaStore(ctx, log)
+	if err == nil && db == nil {
+		db, err = sqlitemeta.Open(ctx, filepath.Join(a.storeDir, "meta.db"), sqlitemeta.Options{Logger: log})
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store %s: %w", a.storeDir, err)
 	}

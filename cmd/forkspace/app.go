@@ -24,6 +24,7 @@ import (
 type app struct {
 	storeDir string
 	blobURL  string // --blob ($FORKSPACE_BLOB): storeurl.go
+	metaURL  string // --meta ($FORKSPACE_META): metaurl.go
 	state    string // -w: NAME or NAME@CHECKPOINT
 	json     bool
 	ran      bool // arguments parsed and a command started
@@ -52,7 +53,7 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 	if a.st != nil {
 		return a.st, nil
 	}
-	if !create {
+	if !create && a.metaURL == "" {
 		if _, err := os.Stat(filepath.Join(a.storeDir, "meta.db")); errors.Is(err, fs.ErrNotExist) {
 			return nil, &fs.PathError{Op: "open store", Path: a.storeDir, Err: fmt.Errorf("%w: no store here (run 'forkspace init')", fs.ErrNotExist)}
 		}
@@ -62,7 +63,11 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Blobs: blobs, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
+	metadata, err := a.metaStore(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: metadata, Blobs: blobs, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ func newRoot(a *app) *cobra.Command {
 	f.StringVar(&a.storeDir, "store", forkspace.DefaultDir(), "store directory ($FORKSPACE_HOME, else ./.forkspace)")
 	f.StringVarP(&a.state, "workspace", "w", os.Getenv("FORKSPACE_WORKSPACE"), "workspace to act in, NAME or NAME@CHECKPOINT ($FORKSPACE_WORKSPACE)")
 	f.StringVar(&a.blobURL, "blob", os.Getenv("FORKSPACE_BLOB"), "blob store URL, s3://BUCKET/PREFIX?endpoint=URL&region=R&path_style=true or file:///DIR ($FORKSPACE_BLOB; default: blobs/ in the store directory; S3 credentials from the environment)")
+	f.StringVar(&a.metaURL, "meta", os.Getenv("FORKSPACE_META"), "metadata database URL, postgres://[USER@]HOST[:PORT]/DB or postgres:///DB?host=/SOCKET/DIR ($FORKSPACE_META; default: meta.db in the store directory; the password from PGPASSWORD or ~/.pgpass)")
 	f.BoolVar(&a.json, "json", false, "print listings and info as JSON")
 	f.StringVar(&a.token, "token", os.Getenv("FORKSPACE_TOKEN"), "the token sent to a server ($FORKSPACE_TOKEN; see 'forkspace token')")
 	f.StringVar(&a.server, "server", os.Getenv("FORKSPACE_SERVER"), "act through the forkspace server at this URL ($FORKSPACE_SERVER; by default the store's own server when it is busy)")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/internal/pgtest"
 )
 
 var (
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Run(m) // a PostgreSQL server for pgmeta_test.go
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

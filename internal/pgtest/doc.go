@@ -1,5 +1,5 @@
 // Package pgtest runs a throwaway PostgreSQL server for tests: one server
-// per test binary, started by Main from TestMain, and a fresh database per
+// per test binary, started by Main (or Run) from TestMain, and a fresh database per
 // test from DB.
 //
 // The server is the Debian package's (postgresql: initdb and postgres under

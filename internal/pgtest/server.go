@@ -36,10 +36,15 @@ var (
 	mainRan  bool
 )
 
-// Main starts the server, runs the tests and stops the server, then exits
-// with the tests' status. Call it from TestMain. A server that cannot start
-// does not stop the tests: DB reports it in each test that needs one.
-func Main(m *testing.M) {
+// Main runs the tests with a server (Run) and exits with their status. Call
+// it from TestMain.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run starts the server, runs the tests, stops the server and returns the
+// tests' status: for a TestMain that does more than Main. A server that
+// cannot start does not stop the tests: DB reports it in each test that
+// needs one.
+func Run(m *testing.M) int {
 	mainRan = true
 	shared, startErr = start()
 	code := m.Run()
@@ -51,7 +56,7 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // DB creates an empty database for the test and returns its URL; it is
@@ -60,7 +65,7 @@ func Main(m *testing.M) {
 func DB(tb testing.TB) string {
 	tb.Helper()
 	if !mainRan {
-		tb.Fatal("pgtest.DB: the package's TestMain must call pgtest.Main")
+		tb.Fatal("pgtest.DB: the package's TestMain must call pgtest.Main or pgtest.Run")
 	}
 	if shared == nil {
 		msg := fmt.Sprintf("no PostgreSQL server: %v (scripts/test.sh installs the Debian package postgresql)", startErr)
