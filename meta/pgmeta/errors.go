@@ -3,11 +3,11 @@ package pgmeta
 import (
 	"database/sql"
 	"errors"
-	"fmt"
 	"io/fs"
 	"syscall"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -19,15 +19,7 @@ import (
 // serialization failure or deadlock errdefs.ErrBusy (Update retries those
 // first), data corruption errdefs.ErrCorrupt and a full disk
 // syscall.ENOSPC.
-func translate(err error) error {
-	if err == nil {
-		return nil
-	}
-	if sentinel := sentinelOf(err); sentinel != nil && !errors.Is(err, sentinel) {
-		return fmt.Errorf("%w: %w", sentinel, err)
-	}
-	return err
-}
+var translate = sqltx.Translator(sentinelOf)
 
 func sentinelOf(err error) error {
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {

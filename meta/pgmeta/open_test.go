@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/internal/pgtest"
+	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/pgmeta"
 	"github.com/jackc/pgx/v5"
 )
@@ -106,4 +108,43 @@ func TestExclusive(t *testing.T) {
 		t.Fatalf("exclusive Open after Close: %v", err)
 	}
 	b.Close()
+}
+
+// TestUpdateSerializable runs read-modify-write Updates of one setting from
+// several goroutines: each increment must count, which holds only if
+// conflicting transactions are serialized (SERIALIZABLE) and the loser is
+// run again rather than failed or committed over the winner.
+func TestUpdateSerializable(t *testing.T) {
+	s := openFresh(t)
+	ctx := context.Background()
+	const workers, rounds = 6, 15
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range rounds {
+				err := s.Update(ctx, func(tx meta.Tx) error {
+					v, err := tx.Setting("n")
+					if err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return err
+					}
+					n, _ := strconv.Atoi(v)
+					return tx.SetSetting("n", strconv.Itoa(n+1))
+				})
+				if err != nil {
+					t.Errorf("Update: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	err := s.View(ctx, func(tx meta.Tx) error {
+		v, err := tx.Setting("n")
+		if v != strconv.Itoa(workers*rounds) {
+			t.Errorf("after %d increments the setting is %q (%v): increments were lost", workers*rounds, v, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,11 +3,11 @@ package sqlitemeta
 import (
 	"database/sql"
 	"errors"
-	"fmt"
 	"io/fs"
 	"syscall"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/meta/internal/sqltx"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -18,15 +18,7 @@ import (
 // fs.ErrNotExist, a damaged file is errdefs.ErrCorrupt, a lock another
 // connection held past the busy timeout is errdefs.ErrBusy, and a full disk
 // (SQLITE_FULL) is syscall.ENOSPC, as a failed write of a blob file is.
-func translate(err error) error {
-	if err == nil {
-		return nil
-	}
-	if sentinel := sentinelOf(err); sentinel != nil && !errors.Is(err, sentinel) {
-		return fmt.Errorf("%w: %w", sentinel, err)
-	}
-	return err
-}
+var translate = sqltx.Translator(sentinelOf)
 
 func sentinelOf(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {

@@ -3,6 +3,7 @@ package sqltx
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sync/atomic"
@@ -155,4 +156,20 @@ func toNanos(t time.Time) any {
 		return nil
 	}
 	return t.UnixNano()
+}
+
+// Translator returns the translate function of a driver (see New) from
+// sentinelOf, which names the forkspace sentinel matching a driver error
+// (nil for none): the sentinel goes in front of the error, which stays in
+// the chain.
+func Translator(sentinelOf func(error) error) func(error) error {
+	return func(err error) error {
+		if err == nil {
+			return nil
+		}
+		if sentinel := sentinelOf(err); sentinel != nil && !errors.Is(err, sentinel) {
+			return fmt.Errorf("%w: %w", sentinel, err)
+		}
+		return err
+	}
 }
