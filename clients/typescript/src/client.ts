@@ -304,11 +304,12 @@ export class Client {
 
   /** Create a workspace and return a handle on it. */
   async createWorkspace(name: string, opts: { quota?: Quota; mounts?: string[]; signal?: AbortSignal } = {}): Promise<Workspace> {
+    const ws = new Workspace(this, name);
     await this.call("POST", "/v1/workspaces", {
       json: { name, ...quotaJSON(opts.quota), ...(opts.mounts?.length ? { mounts: opts.mounts } : {}) },
       signal: opts.signal,
     });
-    return new Workspace(this, name);
+    return ws;
   }
 
   /** A handle on workspace `name` (or `NAME@CHECKPOINT`, read-only); nothing is sent until it is used. */
@@ -408,7 +409,11 @@ export class Workspace {
   readonly name: string;
   private readonly base: string;
 
+  /** A handle; an empty name, "." or ".." is InvalidArgument (fetch would resolve the latter two into another route). */
   constructor(client: Client, name: string) {
+    if (name === "" || name === "." || name === "..") {
+      throw new InvalidArgument(`workspace name ${JSON.stringify(name)}: not a workspace name`, { code: "invalid" });
+    }
     this.client = client;
     this.name = name;
     this.base = "/v1/workspaces/" + encodeURIComponent(name).replace(/%40/g, "@");
@@ -434,8 +439,9 @@ export class Workspace {
 
   /** Fork the live state (or this checkpoint, for `NAME@CP`) into a new workspace. */
   async fork(name: string, opts: { quota?: Quota; signal?: AbortSignal } = {}): Promise<Workspace> {
+    const fork = new Workspace(this.client, name);
     await this.call("POST", "/fork", { json: { name, ...quotaJSON(opts.quota) }, signal: opts.signal });
-    return new Workspace(this.client, name);
+    return fork;
   }
 
   /** Fork the live state N ways in one transaction (names `PREFIX-K`, or `names`). */

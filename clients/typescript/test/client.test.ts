@@ -142,6 +142,8 @@ test("errors are typed", () =>
       await assert.rejects(ws.write(p, "x"), InvalidArgument);
     }
     await assert.rejects(ws.stat("a/./b"), InvalidArgument);
+    for (const name of ["", ".", ".."]) assert.throws(() => client.workspace(name), InvalidArgument);
+    await assert.rejects(client.createWorkspace(".."), InvalidArgument);
     assert.deepEqual((await ws.readdir("")).map((e) => e.name), ["dir", "r.txt"]); // nothing written
   }));
 

@@ -151,6 +151,9 @@ test("N±1: resolve accepts no version, v1 (logged as a migration) and v2, and r
 test("open refuses a config of another kind; an empty session ID is refused", async () => {
   await assert.rejects(provider.open({ kind: "local" }, session()), WorkspaceFailedError);
   await assert.rejects(provider.open(config, { sessionId: "" }), WorkspaceFailedError);
+  for (const workspace of ["..", "a/b", "ws-notanid"]) {
+    await assert.rejects(provider.open({ ...config, workspace }, session()), (e: unknown) => e instanceof WorkspaceFailedError && !e.transient);
+  }
 });
 
 test("a named workspace is shared on purpose; forkFrom forks it for a session", async () => {
