@@ -39,21 +39,21 @@ interface RawEvent {
   id: string;
   event: string;
   data: string;
-  retry?: number;
 }
 
-/** Parse a text/event-stream body into events (the WHATWG algorithm, less BOM handling). */
-async function* parseSSE(body: ReadableStream<Uint8Array>): AsyncGenerator<RawEvent> {
+/**
+ * Parse a text/event-stream body into events (the WHATWG algorithm, less
+ * BOM handling); a `retry` field takes effect at once through onRetry.
+ */
+async function* parseSSE(body: ReadableStream<Uint8Array>, onRetry: (ms: number) => void): AsyncGenerator<RawEvent> {
   let id = "";
   let event = "";
   let data: string[] = [];
-  let retry: number | undefined;
   for await (const line of readLines(body)) {
     if (line === "") {
-      if (data.length > 0) yield { id, event: event || "message", data: data.join("\n"), retry };
+      if (data.length > 0) yield { id, event: event || "message", data: data.join("\n") };
       event = "";
       data = [];
-      retry = undefined;
       continue;
     }
     if (line.startsWith(":")) continue; // a comment (heartbeat)
@@ -72,7 +72,7 @@ async function* parseSSE(body: ReadableStream<Uint8Array>): AsyncGenerator<RawEv
         data.push(value);
         break;
       case "retry":
-        if (/^\d+$/.test(value)) retry = Number(value);
+        if (/^\d+$/.test(value)) onRetry(Number(value));
         break;
     }
   }
@@ -112,8 +112,7 @@ export async function* feedEvents(client: Client, route: string, opts: EventsOpt
     }
     if (!resp.body) throw new ConnectionFailed(`GET ${route}: no event stream`);
     try {
-      for await (const ev of parseSSE(resp.body)) {
-        if (ev.retry !== undefined) retryMs = ev.retry;
+      for await (const ev of parseSSE(resp.body, (ms) => (retryMs = ms))) {
         if (ev.event === "error") {
           let o: { code?: string; message?: string; path?: string } = {};
           try {
