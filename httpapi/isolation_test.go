@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/vfs"
@@ -264,6 +265,10 @@ func TestScopedListings(t *testing.T) {
 	root := c(is.root.Token)
 	if _, err := root.Checkpoint(ctx, "w", "by-root"); err != nil {
 		t.Fatal(err)
+	}
+	mine, err := root.Audit(ctx, "w", audit.Filter{Limit: 1})
+	if err != nil || len(mine) != 1 || !strings.HasSuffix(mine[0].Actor, " token:"+is.root.ID) {
+		t.Errorf("the audit entry of a call with a token: %+v, %v", mine, err)
 	}
 	es, err := other.Audit(ctx, "", auditAll)
 	must(t, err)

@@ -148,6 +148,10 @@ func (s *Server) wrap(rt route) http.Handler {
 		if actor.Name == "" {
 			actor.Name = "rest"
 		}
+		if scope, ok := auth.FromContext(r.Context()); ok {
+			// The name is the client's claim; the token is not.
+			actor.Name += " token:" + scope.TokenID
+		}
 		ctx := audit.WithActor(r.Context(), actor)
 		rc := http.NewResponseController(w)
 		rc.SetWriteDeadline(time.Now().Add(s.opts.BodyIdle))

@@ -86,12 +86,23 @@ func queryToken(r *http.Request) string {
 	}
 	for k, vs := range q {
 		for _, v := range vs {
-			if strings.Contains(v, auth.Prefix) || strings.Contains(k, auth.Prefix) {
+			if looksLikeToken(v) || looksLikeToken(k) {
 				return "a token in the query string: tokens are accepted only in the Authorization header (Authorization: Bearer TOKEN), never in a URL"
 			}
 		}
 	}
 	return ""
+}
+
+// looksLikeToken reports whether s holds something shaped like a token
+// secret (fks_tk…_…), so that a workspace merely named fks_x passes.
+func looksLikeToken(s string) bool {
+	i := strings.Index(s, auth.Prefix+"tk")
+	if i < 0 {
+		return false
+	}
+	rest := s[i+len(auth.Prefix):]
+	return len(rest) > 19 && rest[18] == '_'
 }
 
 // bearer verifies the request's Authorization header.

@@ -134,6 +134,9 @@ func (s *Server) handler(tl *tools.Tool) mcp.ToolHandler {
 			if ci := req.Session.InitializeParams(); ci != nil && ci.ClientInfo != nil && ci.ClientInfo.Name != "" {
 				actor.Name = "mcp:" + ci.ClientInfo.Name
 			}
+			if scope := scopeOf(req); scope != nil {
+				actor.Name += " token:" + scope.TokenID
+			}
 			if token := req.Params.GetProgressToken(); token != nil {
 				ctx = tools.WithProgress(ctx, func(n float64, msg string) {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/auth"
@@ -49,8 +50,18 @@ func TestTokens(t *testing.T) {
 	defer srv.Close()
 	u := srv.URL
 
-	if st, _ := do(t, "GET", u+"/w/f", nil); st != 401 {
-		t.Errorf("no token: %d", st)
+	expired := mk(auth.Request{Perms: auth.All, ExpiresIn: time.Nanosecond})
+	revoked, err := tk.Create(ctx, nil, auth.Request{Perms: auth.All})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Revoke(ctx, nil, revoked.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", expired, "Bearer " + revoked.Token, "Bearer fks_malformed"} {
+		if st, body := do(t, "GET", u+"/w/f", nil, "Authorization", bad); st != 401 || strings.Contains(body, "mine") {
+			t.Errorf("token %q: %d %q", bad, st, body)
+		}
 	}
 	if st, body := do(t, "GET", u+"/w/f", nil, "Authorization", ro); st != 200 || body != "mine" {
 		t.Errorf("read-only GET: %d %q", st, body)

@@ -59,6 +59,7 @@ func TestMCPTokens(t *testing.T) {
 	c.ok(nil, "workspace", "create", "w")
 	c.ok(nil, "workspace", "create", "other")
 	c.ok([]byte("secret"), "-w", "other", "put", "-", "s")
+	admin := strings.TrimSpace(c.ok(nil, "token", "create", "--tenant", "*", "--perm", "all"))
 	rw := strings.TrimSpace(c.ok(nil, "token", "create", "--workspaces", "w", "--perm", "read,write"))
 	ro := strings.TrimSpace(c.ok(nil, "token", "create", "--workspaces", "w", "--perm", "read"))
 	url, stop := serve(t, c.store)
@@ -131,6 +132,31 @@ func TestMCPTokens(t *testing.T) {
 	}
 	if out := c.ok(nil, "--token", rw, "workspace", "list"); strings.Contains(out, "elsewhere") {
 		t.Errorf("a refused fork made a workspace: %s", out)
+	}
+
+	// A token of a fork reads nothing of its parent through @parent.
+	c.ok(nil, "--token", admin, "workspace", "fork", "other", "other-fork")
+	forkTok := strings.TrimSpace(c.ok(nil, "--token", admin, "token", "create", "--workspaces", "other-fork", "--perm", "read,write"))
+	c.ok([]byte("later"), "--token", admin, "-w", "other", "put", "-", "s")
+	fcs, err := mcpConnect(url, forkTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fcs.Close()
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"diff", map[string]any{"from": "@parent"}},
+		{"merge", map[string]any{"from": "@parent"}},
+		{"cherry_pick", map[string]any{"from": "@parent", "paths": []string{"s"}}},
+	} {
+		if text, isErr := mcpCall(t, fcs, call.tool, call.args); !isErr || strings.Contains(text, "later") || strings.Contains(text, `"other"`) {
+			t.Errorf("%s from @parent with a token of the fork: %v %q", call.tool, isErr, text)
+		}
+	}
+	if text, isErr := mcpCall(t, fcs, "read", map[string]any{"path": "s"}); isErr || !strings.Contains(text, "secret") {
+		t.Errorf("the fork's own copy: %v %q", isErr, text)
 	}
 }
 

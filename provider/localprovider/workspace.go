@@ -2,10 +2,13 @@ package localprovider
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -102,9 +105,28 @@ func (x *Workspace) state(ctx context.Context, s string) (string, error) {
 	case "":
 		return x.w.ID(), nil
 	case provider.ParentState:
-		return x.p.st.Parent(ctx, x.w.ID())
+		return x.parent(ctx)
 	}
 	return x.w.ID() + "@" + s, nil
+}
+
+// parent returns the state the workspace was forked from, if the caller's
+// token (auth.FromContext) may read the workspace that state is of;
+// otherwise fs.ErrNotExist, as when the parent is gone, without its name.
+func (x *Workspace) parent(ctx context.Context) (string, error) {
+	s, err := x.p.st.Parent(ctx, x.w.ID())
+	if _, ok := auth.FromContext(ctx); !ok || err != nil {
+		return s, err
+	}
+	id, _, _ := strings.Cut(s, "@")
+	pw, err := x.p.st.Workspace(ctx, id)
+	if err == nil {
+		err = auth.Allowed(ctx, auth.Read, forkspace.TenantFrom(ctx), pw.Name())
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s (the state this workspace was forked from): %w", provider.ParentState, fs.ErrNotExist)
+	}
+	return s, nil
 }
 
 // Diff implements provider.Snapshots.
@@ -149,7 +171,7 @@ var _ provider.Merger = (*Workspace)(nil)
 // states as they are.
 func (x *Workspace) mergeState(ctx context.Context, s string) (string, error) {
 	if s == provider.ParentState {
-		return x.p.st.Parent(ctx, x.w.ID())
+		return x.parent(ctx)
 	}
 	if cp, ok := strings.CutPrefix(s, "@"); ok {
 		return x.w.ID() + "@" + cp, nil
