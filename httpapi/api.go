@@ -121,6 +121,9 @@ type API interface {
 	// Audit returns audit entries, newest first (ws: a workspace name or
 	// ID, "" for all).
 	Audit(ctx context.Context, ws string, f audit.Filter) ([]audit.Entry, error)
+	// History lists ws's audited steps, newest first, with the state
+	// each left (forkspace.Store.History).
+	History(ctx context.Context, ws string, opts forkspace.HistoryOptions) ([]forkspace.Step, error)
 	// GC plans (DryRun) or runs a garbage collection.
 	GC(ctx context.Context, r GCRequest) (GCResult, error)
 	// Fsck verifies the store; damage is in the report, not an error.

@@ -63,7 +63,9 @@ var (
 // from it.
 var routes []route
 
-func init() { routes = slices.Concat(routeTable(), mergeRoutes(), tokenRoutes(), branchRoutes()) }
+func init() {
+	routes = slices.Concat(routeTable(), mergeRoutes(), tokenRoutes(), branchRoutes(), historyRoutes())
+}
 
 func routeTable() []route {
 	return []route{

@@ -75,7 +75,10 @@ func importCmd(a *app) *cobra.Command {
 			m := a.meter("import")
 			defer m.done()
 			opts := a.options(m)
-			if err := importFrom(ctx, f, dst, argv[0], a, opts); err != nil {
+			err = a.audited(ctx, "import", map[string]string{"to": dst}, []string{dst}, func(ctx context.Context) error {
+				return importFrom(ctx, f, dst, argv[0], a, opts)
+			})
+			if err != nil {
 				return err
 			}
 			m.done()
