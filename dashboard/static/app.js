@@ -352,6 +352,7 @@ function workspaceView(main, ws, tab, rest) {
 function follow(ws, onEvent, onState) {
   const ctl = new AbortController();
   let last = '';
+  let resumed = false; // a ready event after the first means a reconnect
   let delay = 500;
   (async () => {
     while (!ctl.signal.aborted) {
@@ -377,8 +378,9 @@ function follow(ws, onEvent, onState) {
               else if (line.startsWith('data:')) data += (data ? '\n' : '') + line.slice(5).trimStart();
             }
             if (id) last = id;
-            if (event === 'heartbeat' || (!data && event === 'message')) continue;
-            if (event === 'reset' || event === 'too_old' || event === 'gone') { onEvent(null); continue; }
+            if (!data) continue; // a comment or heartbeat
+            if (event === 'ready') { if (resumed) onEvent(null); resumed = true; continue; } // after a gap: re-read
+            if (event === 'error') { last = ''; onEvent(null); continue; } // e.g. too old: start afresh from now
             let parsed = {};
             try { parsed = JSON.parse(data); } catch { /* not JSON: refresh everything */ }
             onEvent(parsed);
@@ -387,6 +389,7 @@ function follow(ws, onEvent, onState) {
       } catch (ex) {
         if (ctl.signal.aborted) return;
         if (ex.status === 404 || ex.status === 405) { onState(false); return; } // no feed on this server
+        if (ex.status && last) { last = ''; onEvent(null); } // the position was refused (too old): afresh
       }
       onState(false);
       await new Promise((res) => setTimeout(res, delay));
