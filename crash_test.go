@@ -229,7 +229,7 @@ func verifyCrashState(t *testing.T, dir string, synced, renamed, deleted map[int
 			// between that removal and its acknowledgement leaves i gone
 			// without a "D" line, which is allowed.
 			t.Fatalf("file %d was renamed (acknowledged) but is missing at its new name", i)
-		case !inTmp && !inDone:
+		case !inTmp && !inDone && !(renamed[i] && deletable(i) && renamed[i+2]):
 			t.Fatalf("file %d was synced (acknowledged) but is gone", i)
 		case inTmp && !bytes.Equal(tmpData, want), inDone && !bytes.Equal(doneData, want):
 			t.Fatalf("file %d was synced (acknowledged) but its content differs", i)
