@@ -13,8 +13,11 @@ import (
 )
 
 // AuditLog returns the store's audit log: every call recorded through
-// package audit (tools, MCP, exec, Audited handles).
-func (s *Store) AuditLog() *audit.Log { return audit.NewLog(s.meta) }
+// package audit (tools, MCP, exec, Audited handles), and the changes no
+// such call covers (FUSE, mounts, plain library calls; see Feed). Record
+// through it, not a log of its own, so the change feed hears of every
+// entry at once.
+func (s *Store) AuditLog() *audit.Log { return s.audit }
 
 // AtRoot returns a read-only view of a tree root this workspace had (as
 // returned by Root). Nothing keeps such a root alive: once no head or

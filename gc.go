@@ -46,7 +46,7 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	s.collecting.Lock()
 	defer s.collecting.Unlock()
 	if !opts.DryRun {
-		if _, err := s.AuditLog().Prune(ctx); err != nil {
+		if _, err := s.AuditLog().PruneStates(ctx); err != nil {
 			return GCReport{}, fmt.Errorf("collect garbage: %w", err)
 		}
 	}

@@ -18,11 +18,13 @@ import (
 	"syscall"
 
 	"github.com/forkspace/forkspace/auth"
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/blob/fileblob"
 	"github.com/forkspace/forkspace/chunk"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/feed"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
@@ -115,6 +117,9 @@ type Store struct {
 
 	tokensMu sync.Mutex
 	tokens   *auth.Tokens // tokens.go
+	audit     *audit.Log // the one log every recorder of this process uses
+	feed      *feed.Feed
+	uncovered *uncovered
 }
 
 // Open opens (creating if needed) the store described by opts.
@@ -169,7 +174,12 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if err := gc.Recover(ctx, s.gcDeps()); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	s.audit = audit.NewLog(s.meta)
+	if s.feed, err = feed.New(ctx, s.audit, feed.Options{Logger: log}); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	s.startFolder()
+	s.startUncovered()
 	return s, nil
 }
 
@@ -304,6 +314,7 @@ func (s *Store) Close() error {
 	for _, w := range open {
 		errs = append(errs, w.close())
 	}
+	s.uncovered.close()
 	errs = append(errs, s.release())
 	return errors.Join(errs...)
 }

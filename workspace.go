@@ -178,6 +178,7 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	if err != nil {
 		return nil, err
 	}
+	f.Watch(s.uncovered.watch(row.ID))
 	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name, tenant: row.Tenant, parent: row.ParentID}
 	specs, err := s.loadMounts(ctx, row.ID)
 	if err == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/forkspace/forkspace/meta"
 )
@@ -26,6 +28,9 @@ type Recorder interface {
 // Log is the audit log kept in a metadata store.
 type Log struct {
 	meta meta.Store
+
+	mu        sync.RWMutex
+	listeners []func(Entry)
 }
 
 var _ Recorder = (*Log)(nil)
@@ -35,21 +40,107 @@ func NewLog(m meta.Store) *Log { return &Log{meta: m} }
 
 // Record appends e (its Seq, and Time when zero, are assigned by the
 // store) and, in the same transaction, records the state of e's workspace
-// as the state the call produced (see history.go).
+// as the state the call produced (see history.go); then it hands e to the
+// listeners (OnRecord).
 func (l *Log) Record(ctx context.Context, e Entry) error {
+	return l.RecordAll(ctx, []Entry{e})
+}
+
+// RecordAll appends es in one transaction, in order, each with its state,
+// then hands them to the listeners.
+func (l *Log) RecordAll(ctx context.Context, es []Entry) error {
+	if len(es) == 0 {
+		return nil
+	}
 	err := l.meta.Update(ctx, func(tx meta.Tx) error {
-		if err := tx.AppendAudit(&e); err != nil {
-			return err
+		for i := range es {
+			if err := tx.AppendAudit(&es[i]); err != nil {
+				return err
+			}
+			if err := recordState(tx, &es[i]); err != nil {
+				return err
+			}
 		}
-		return recordState(tx, &e)
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record audit entry %s: %w", e.Tool, err)
+		return fmt.Errorf("record audit entry %s: %w", es[0].Tool, err)
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, fn := range l.listeners {
+		for _, e := range es {
+			fn(e)
+		}
 	}
 	return nil
 }
 
-// Entries returns the entries matching f, newest first.
+// OnRecord registers fn to hear of every entry Record and RecordAll
+// commit, on the recording goroutine, once it is durable. Entries of
+// concurrent calls may arrive out of Seq order; a listener that needs
+// order reads the log (package feed does).
+func (l *Log) OnRecord(fn func(Entry)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.listeners = append(l.listeners, fn)
+}
+
+// Prune removes the entries recorded before before (meta.AuditTx.PruneAudit)
+// and returns the highest Seq removed (0: none).
+func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
+	var through int64
+	err := l.meta.Update(ctx, func(tx meta.Tx) error {
+		var err error
+		through, err = tx.PruneAudit(before)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune audit log: %w", err)
+	}
+	return through, nil
+}
+
+// Forward returns the entries matching f oldest first (f.Ascending is
+// implied) and, read in the same snapshot, the highest Seq pruned: when
+// it is not below f.After, entries after f.After may be gone.
+func (l *Log) Forward(ctx context.Context, f Filter) (es []Entry, pruned int64, err error) {
+	f.Ascending = true
+	err = l.meta.View(ctx, func(tx meta.Tx) error {
+		if pruned, err = tx.AuditPruned(); err != nil {
+			return err
+		}
+		es, err = tx.Audit(f)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read audit log: %w", err)
+	}
+	return es, pruned, nil
+}
+
+// Bounds returns the highest Seq pruned (entries after it are all kept)
+// and the newest Seq recorded (at least pruned; 0 for an empty log).
+func (l *Log) Bounds(ctx context.Context) (pruned, newest int64, err error) {
+	err = l.meta.View(ctx, func(tx meta.Tx) error {
+		if pruned, err = tx.AuditPruned(); err != nil {
+			return err
+		}
+		es, err := tx.Audit(Filter{Limit: 1})
+		newest = pruned
+		if len(es) > 0 {
+			newest = max(newest, es[0].Seq)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read audit log bounds: %w", err)
+	}
+	return pruned, newest, nil
+}
+
+// Entries returns the entries matching f, newest first (oldest first
+// with f.Ascending).
 func (l *Log) Entries(ctx context.Context, f Filter) ([]Entry, error) {
 	var es []Entry
 	err := l.meta.View(ctx, func(tx meta.Tx) error {

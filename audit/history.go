@@ -88,7 +88,7 @@ func (l *Log) Retention(ctx context.Context) (Retention, error) {
 }
 
 // SetRetention records the store's retention policy; states past it go at
-// the next call recorded for their workspace or the next Prune.
+// the next call recorded for their workspace or the next PruneStates.
 func (l *Log) SetRetention(ctx context.Context, r Retention) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -105,9 +105,9 @@ func (l *Log) SetRetention(ctx context.Context, r Retention) error {
 	return nil
 }
 
-// Prune drops the states of every workspace past the retention policy and
+// PruneStates drops the states of every workspace past the retention policy and
 // returns how many it dropped (garbage collection runs it first).
-func (l *Log) Prune(ctx context.Context) (int, error) {
+func (l *Log) PruneStates(ctx context.Context) (int, error) {
 	var n int
 	err := l.meta.Update(ctx, func(tx meta.Tx) error {
 		r, now, err := Policy(tx)

@@ -52,6 +52,9 @@ func Run(ctx context.Context, r Recorder, c Call, fn func(context.Context) ([]st
 		}
 	}
 	e.ArgsDigest = digest
+	if r != nil {
+		ctx = Cover(ctx, c.WorkspaceID)
+	}
 	if err == nil {
 		start := time.Now()
 		e.Changed, err = fn(ctx)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -54,9 +56,16 @@ type originKey struct{}
 // ctx marks ctx as an operation of w, without its cancellation: a signal
 // to the calling process interrupts the FUSE request (Go's runtime sends
 // them all the time), and an operation stopped halfway would answer EINTR
-// for a change that may have committed.
+// for a change that may have committed. Its changes are recorded in the
+// audit log (and the change feed) as tools "fuse.<op>" by the calling
+// uid.
 func (w *ws) ctx(ctx context.Context) context.Context {
-	return context.WithValue(context.WithoutCancel(ctx), originKey{}, w)
+	actor := audit.Actor{Name: "fuse"}
+	if c, ok := fuse.FromContext(ctx); ok {
+		actor.Name = "uid " + strconv.FormatUint(uint64(c.Uid), 10)
+	}
+	ctx = audit.WithActor(audit.WithSurface(context.WithoutCancel(ctx), "fuse"), actor)
+	return context.WithValue(ctx, originKey{}, w)
 }
 
 // rootInode returns w's root inode.

@@ -11,9 +11,21 @@ type AuditTx interface {
 	// e.Time is zero, sets it from the database clock; both are written
 	// back into e. Rows are never changed afterwards.
 	AppendAudit(e *AuditEntry) error
-	// Audit returns the entries matching f, newest (highest Seq) first.
+	// Audit returns the entries matching f, newest (highest Seq) first,
+	// or oldest first with f.Ascending.
 	Audit(f AuditFilter) ([]AuditEntry, error)
+	// PruneAudit removes every entry up to the newest one recorded before
+	// before (by Time), so what is left is a suffix of the log in Seq
+	// order, and returns the highest Seq removed (0: none). AuditPruned
+	// reports that mark from then on.
+	PruneAudit(before time.Time) (through int64, err error)
+	// AuditPruned returns the highest Seq PruneAudit ever removed (0:
+	// nothing was pruned): entries after it are all kept.
+	AuditPruned() (int64, error)
 }
+
+// AuditPrunedSetting is the setting that keeps AuditPruned's mark.
+const AuditPrunedSetting = "audit_pruned"
 
 // AuditCounter is the counter AppendAudit allocates sequence numbers from.
 const AuditCounter = "audit"
@@ -58,6 +70,11 @@ type AuditFilter struct {
 	Session     string
 	// Before keeps entries with Seq < Before (paging backwards).
 	Before int64
+	// After keeps entries with Seq > After (paging forwards, with
+	// Ascending; the change feed).
+	After int64
+	// Ascending returns the oldest entries first.
+	Ascending bool
 	// Limit bounds how many entries are returned.
 	Limit int
 }

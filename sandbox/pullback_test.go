@@ -19,7 +19,6 @@ import (
 	"time"
 
 	forkspace "github.com/forkspace/forkspace"
-	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/internal/disktest"
 	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/meta"
@@ -84,7 +83,7 @@ func TestPullBackRefusedForQuota(t *testing.T) {
 	if got, _ := readWS(t, ws, "keep.txt"); got != "original\n" {
 		t.Fatalf("keep.txt = %q", got)
 	}
-	entries, err := st.AuditLog().Entries(ctx, audit.Filter{WorkspaceID: ws.ID()})
+	entries, err := execEntries(ctx, st, ws.ID())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -235,6 +235,10 @@ func (s *Shell) Exec(ctx context.Context, req provider.ExecRequest) (provider.Ex
 func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout, stderr io.Writer) (res provider.ExecResult, err error) {
 	start := time.Now()
 	var checkpoint string
+	if s.opts.Audit != nil {
+		// The run's entry lists what it pulled back.
+		ctx = audit.Cover(ctx, s.ws.ID())
+	}
 	defer func() {
 		res.Duration = time.Since(start)
 		err = errors.Join(err, s.record(ctx, req, res, err, checkpoint))

@@ -30,13 +30,20 @@ func (t *tx) AppendAudit(e *meta.AuditEntry) error {
 	return nil
 }
 
-// Audit implements meta.AuditTx: newest first.
+// Audit implements meta.AuditTx: newest first, or oldest first with
+// f.Ascending.
 func (t *tx) Audit(f meta.AuditFilter) ([]meta.AuditEntry, error) {
 	var out []meta.AuditEntry
-	for i := len(t.s.audit) - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
+	n := len(t.s.audit)
+	for k := 0; k < n && (f.Limit <= 0 || len(out) < f.Limit); k++ {
+		i := n - 1 - k
+		if f.Ascending {
+			i = k
+		}
 		e := t.s.audit[i]
 		if (f.WorkspaceID != "" && e.WorkspaceID != f.WorkspaceID) ||
-			(f.Session != "" && e.Session != f.Session) || (f.Before != 0 && e.Seq >= f.Before) {
+			(f.Session != "" && e.Session != f.Session) || (f.Before != 0 && e.Seq >= f.Before) ||
+			e.Seq <= f.After {
 			continue
 		}
 		e.Changed = slices.Clone(e.Changed)

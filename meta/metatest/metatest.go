@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 		{"CloseDuringUpdates", testCloseDuringUpdates},
 		{"Audit", testAudit},
 		{"History", testHistory},
+		{"AuditFeed", testAuditFeed},
 		{"Touch", testTouch},
 		{"Intents", testIntents},
 		{"Condemn", testCondemn},

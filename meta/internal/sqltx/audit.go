@@ -25,6 +25,7 @@ const (
 		WHERE ($1 = '' OR workspace_id = $1)
 		  AND ($2 = '' OR session = $2)
 		  AND ($3 = 0 OR seq < $3)
+		  AND seq > $5
 		ORDER BY seq DESC LIMIT $4`
 )
 
@@ -61,7 +62,11 @@ func (t *Tx) Audit(f meta.AuditFilter) ([]meta.AuditEntry, error) {
 		limit = math.MaxInt64
 	}
 	var es []meta.AuditEntry
-	err := t.query("list audit entries", qAudit, []any{f.WorkspaceID, f.Session, f.Before, limit},
+	q := qAudit
+	if f.Ascending {
+		q = qAuditAscending
+	}
+	err := t.query("list audit entries", q, []any{f.WorkspaceID, f.Session, f.Before, limit, f.After},
 		func(rows *sql.Rows) error {
 			e, err := scanAudit(rows)
 			if err == nil {

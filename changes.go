@@ -1,0 +1,133 @@
+package forkspace
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/feed"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// Feed returns the store's change feed: every entry of its audit log, in
+// Seq order, live (package feed, docs/decisions/017-change-feed.md).
+func (s *Store) Feed() *feed.Feed { return s.feed }
+
+// MaxUncoveredPaths bounds the paths one entry of uncovered changes
+// lists; past it the entry lists "." (anything may have changed).
+const MaxUncoveredPaths = 256
+
+// uncovered records the changes to workspaces that no audited call
+// covers (audit.Cover): FUSE operations, mount indexing and hydration,
+// write-backs, library calls on a plain Workspace. Every open workspace's
+// vfs.FS.Watch reports to it; a goroutine appends what is pending, one
+// entry per (workspace, tool, actor), in one transaction, then takes what
+// came meanwhile.
+type uncovered struct {
+	log   *audit.Log
+	s     *Store
+	mu    sync.Mutex
+	order []groupKey // pending groups, first seen first
+	paths map[groupKey][]string
+	kick  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+type groupKey struct {
+	ws, tool string
+	actor    audit.Actor
+}
+
+func (s *Store) startUncovered() {
+	u := &uncovered{log: s.audit, s: s, paths: map[groupKey][]string{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.uncovered = u
+	go u.run()
+}
+
+// watch is the vfs.FS.Watch callback of workspace id.
+func (u *uncovered) watch(id string) func(context.Context, vfs.Event) {
+	return func(ctx context.Context, e vfs.Event) {
+		if audit.Covered(ctx, id) {
+			return
+		}
+		u.add(groupKey{ws: id, tool: toolOf(ctx, e), actor: audit.ActorFrom(ctx)}, e.Name)
+	}
+}
+
+// toolOf names an uncovered change: the mounts' own work by what it is,
+// anything else by the door (audit.WithSurface; "library" if none) and
+// the vfs operation.
+func toolOf(ctx context.Context, e vfs.Event) string {
+	switch e.Op {
+	case "populate":
+		return "mount.index"
+	case "fill":
+		return "mount.hydrate"
+	}
+	surface := audit.SurfaceFrom(ctx)
+	if surface == "" {
+		surface = "library"
+	}
+	return surface + "." + e.Op
+}
+
+func (u *uncovered) add(k groupKey, name string) {
+	u.mu.Lock()
+	ps, ok := u.paths[k]
+	if !ok {
+		u.order = append(u.order, k)
+	}
+	switch {
+	case len(ps) == 1 && ps[0] == ".":
+	case name == "." || len(ps) == MaxUncoveredPaths:
+		ps = []string{"."}
+	case !slices.Contains(ps, name):
+		ps = append(ps, name)
+	}
+	u.paths[k] = ps
+	u.mu.Unlock()
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (u *uncovered) run() {
+	defer close(u.done)
+	for {
+		select {
+		case <-u.kick:
+			u.flush()
+		case <-u.stop:
+			u.flush()
+			return
+		}
+	}
+}
+
+// flush records every pending group.
+func (u *uncovered) flush() {
+	u.mu.Lock()
+	order, paths := u.order, u.paths
+	u.order, u.paths = nil, map[groupKey][]string{}
+	u.mu.Unlock()
+	if len(order) == 0 {
+		return
+	}
+	es := make([]audit.Entry, 0, len(order))
+	for _, k := range order {
+		es = append(es, audit.Entry{WorkspaceID: k.ws, Tool: k.tool, Actor: k.actor.Name, Session: k.actor.Session, Changed: paths[k]})
+	}
+	if err := u.log.RecordAll(context.Background(), es); err != nil {
+		u.s.log.Error("record uncovered changes", "entries", len(es), "err", err)
+	}
+}
+
+// close records what is pending and stops the goroutine.
+func (u *uncovered) close() {
+	close(u.stop)
+	<-u.done
+}

@@ -1,0 +1,292 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/forkspace/forkspace/audit"
+)
+
+// ErrTooOld is a subscription from a sequence number the feed can no
+// longer continue from: entries after it were pruned, or it is past the
+// newest entry (another store, or a database restored from a backup).
+// The client lists what it shows again and subscribes from the current
+// sequence number.
+var ErrTooOld = errors.New("too old: the change feed cannot continue from this sequence number; list again and resubscribe")
+
+// Event is one change: an entry of the audit log. Its Seq orders it
+// store-wide.
+type Event = audit.Entry
+
+// Defaults of Options.
+const (
+	DefaultRing = 4096
+	DefaultPage = 256
+)
+
+// Options configure a Feed.
+type Options struct {
+	// Ring is how many of the newest events are kept in memory (default
+	// DefaultRing); subscribers further behind read the database.
+	Ring int
+	// Page bounds the events one read of the database returns (default
+	// DefaultPage).
+	Page   int
+	Logger *slog.Logger
+}
+
+// Feed publishes the entries of an audit log as they are recorded. It is
+// safe for concurrent use.
+type Feed struct {
+	log  *audit.Log
+	opts Options
+	lg   *slog.Logger
+
+	fill sync.Mutex // serialises appends to the ring
+
+	mu      sync.RWMutex
+	ring    []Event // circular, in Seq order: ring[(start+i)%len]
+	start   int
+	n       int
+	covered int64 // the ring holds every entry with covered < Seq <= last
+	last    int64
+	wake    chan struct{} // closed and replaced when last moves
+}
+
+// New returns the feed of log: it hears of every entry log records from
+// now on (audit.Log.OnRecord).
+func New(ctx context.Context, log *audit.Log, opts Options) (*Feed, error) {
+	if opts.Ring <= 0 {
+		opts.Ring = DefaultRing
+	}
+	if opts.Page <= 0 {
+		opts.Page = DefaultPage
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	_, newest, err := log.Bounds(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("change feed: %w", err)
+	}
+	f := &Feed{log: log, opts: opts, lg: opts.Logger.With("component", "feed"),
+		ring: make([]Event, opts.Ring), covered: newest, last: newest, wake: make(chan struct{})}
+	log.OnRecord(f.recorded)
+	return f, nil
+}
+
+// Last returns the newest sequence number published.
+func (f *Feed) Last() int64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.last
+}
+
+// recorded publishes e, committed. Entries of concurrent writers may come
+// out of order, and entries appended without audit.Log not at all; when e
+// is not the next one, everything committed after the last published
+// entry is read from the database: every Seq below a committed one is
+// committed (or never will be), so nothing is skipped.
+func (f *Feed) recorded(e Event) {
+	f.fill.Lock()
+	defer f.fill.Unlock()
+	last := f.Last()
+	if e.Seq <= last {
+		return
+	}
+	add := []Event{e}
+	if e.Seq != last+1 {
+		es, _, err := f.log.Forward(context.Background(), audit.Filter{After: last})
+		if err != nil {
+			// Subscribers behind e read the gap from the database.
+			f.lg.Warn("read the change feed's gap", "after", last, "err", err)
+			f.mu.Lock()
+			f.n, f.covered = 0, e.Seq-1
+			f.mu.Unlock()
+		} else {
+			add = es
+		}
+	}
+	f.publish(add)
+}
+
+// publish appends es (in Seq order, after last) and wakes the waiters.
+func (f *Feed) publish(es []Event) {
+	if len(es) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range es {
+		if e.Seq <= f.last {
+			continue
+		}
+		if f.n == len(f.ring) {
+			f.covered = f.ring[f.start].Seq
+			f.ring[f.start] = Event{}
+			f.start = (f.start + 1) % len(f.ring)
+			f.n--
+		}
+		f.ring[(f.start+f.n)%len(f.ring)] = e
+		f.n++
+		f.last = e.Seq
+	}
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+// Filter selects the events of a subscription.
+type Filter struct {
+	// WorkspaceID keeps one workspace's events ("" all).
+	WorkspaceID string
+	// Match, when set, keeps only the events it accepts (a token's
+	// scope).
+	Match func(Event) bool
+}
+
+func (flt Filter) keep(e *Event) bool {
+	return (flt.WorkspaceID == "" || e.WorkspaceID == flt.WorkspaceID) && (flt.Match == nil || flt.Match(*e))
+}
+
+// Cursor is one subscriber's position in the feed. A Cursor is used by
+// one goroutine.
+type Cursor struct {
+	f   *Feed
+	pos int64
+	flt Filter
+}
+
+// Subscribe returns a cursor delivering the events after since that flt
+// keeps, in Seq order. since 0 is the start of the log; Last() is now.
+// A since the feed cannot continue from is ErrTooOld.
+func (f *Feed) Subscribe(ctx context.Context, since int64, flt Filter) (*Cursor, error) {
+	pruned, newest, err := f.log.Bounds(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to the change feed: %w", err)
+	}
+	if since < 0 || since < pruned || since > max(newest, f.Last()) {
+		return nil, fmt.Errorf("subscribe to the change feed after %d (kept: %d to %d): %w", since, pruned, max(newest, f.Last()), ErrTooOld)
+	}
+	return &Cursor{f: f, pos: since, flt: flt}, nil
+}
+
+// Seq returns the sequence number of the last event the cursor went
+// past (delivered or filtered out).
+func (c *Cursor) Seq() int64 { return c.pos }
+
+// Poll returns the next events (at most a page), without waiting. When
+// there are none it returns a channel closed once there may be more.
+// It fails with ErrTooOld when the cursor fell behind a pruning.
+func (c *Cursor) Poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
+	f := c.f
+	for {
+		f.mu.RLock()
+		last, covered, wake := f.last, f.covered, f.wake
+		if c.pos >= last {
+			f.mu.RUnlock()
+			return nil, wake, nil
+		}
+		if c.pos >= covered {
+			es := c.fromRing()
+			f.mu.RUnlock()
+			if len(es) > 0 {
+				return es, nil, nil
+			}
+			continue
+		}
+		f.mu.RUnlock()
+		es, pruned, err := f.log.Forward(ctx, audit.Filter{After: c.pos, WorkspaceID: c.flt.WorkspaceID, Limit: f.opts.Page})
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the change feed: %w", err)
+		}
+		if pruned > c.pos {
+			return nil, nil, fmt.Errorf("read the change feed after %d (pruned to %d): %w", c.pos, pruned, ErrTooOld)
+		}
+		// Everything up to last was committed before the read, so a short
+		// page means none of it is left (and it may hold later ones).
+		next := last
+		if len(es) == f.opts.Page {
+			next = 0
+		}
+		if len(es) > 0 {
+			next = max(next, es[len(es)-1].Seq)
+		}
+		kept := es[:0]
+		for i := range es {
+			if c.flt.keep(&es[i]) {
+				kept = append(kept, es[i])
+			}
+		}
+		c.pos = max(next, c.pos)
+		if len(kept) > 0 {
+			return kept, nil, nil
+		}
+	}
+}
+
+// fromRing copies the kept events after pos (at most a page) and moves
+// pos past what it looked at. The caller holds f.mu's read lock and has
+// checked covered <= pos < last.
+func (c *Cursor) fromRing() []Event {
+	f := c.f
+	at := func(i int) *Event { return &f.ring[(f.start+i)%len(f.ring)] }
+	i := sort.Search(f.n, func(i int) bool { return at(i).Seq > c.pos })
+	var es []Event
+	for ; i < f.n && len(es) < f.opts.Page; i++ {
+		e := at(i)
+		c.pos = e.Seq
+		if c.flt.keep(e) {
+			es = append(es, *e)
+		}
+	}
+	return es
+}
+
+// Next returns the next events, waiting for some until ctx is done (its
+// error then).
+func (c *Cursor) Next(ctx context.Context) ([]Event, error) {
+	for {
+		es, wake, err := c.Poll(ctx)
+		if err != nil || len(es) > 0 {
+			return es, err
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Follow yields the events after since that flt keeps, in Seq order,
+// waiting for new ones until ctx is done (then it ends). A failure is
+// yielded once, last.
+func (f *Feed) Follow(ctx context.Context, since int64, flt Filter) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		c, err := f.Subscribe(ctx, since, flt)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		for {
+			es, err := c.Next(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			for _, e := range es {
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
+}
