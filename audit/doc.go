@@ -17,7 +17,15 @@
 //		return []string{args.Path}, ws.WriteFile(ctx, args.Path, data, 0o644)
 //	})
 //
-// Invariants: entries are append-only and ordered by Seq; a call is recorded
+// Run marks its call's context (Cover), so the store's recorder of
+// uncovered changes — everything vfs.FS.Watch reports that no audited
+// call covers, such as FUSE writes (WithSurface names the door) — does
+// not record its changes twice. Every entry Log records is handed to its
+// listeners (OnRecord: the change feed, package feed); Forward reads the
+// log oldest first after a Seq, Prune drops its old prefix.
+//
+// Invariants: entries are append-only (but for a pruned prefix) and
+// ordered by Seq; a call is recorded
 // whether it succeeds or fails; recording uses a context that is not
 // cancelled with the caller's, so a cancelled call is still logged.
 // Concurrency: Log is safe for concurrent use.

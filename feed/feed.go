@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/forkspace/forkspace/audit"
@@ -144,13 +145,58 @@ func (f *Feed) publish(es []Event) {
 type Filter struct {
 	// WorkspaceID keeps one workspace's events ("" all).
 	WorkspaceID string
+	// Path, when set, keeps the events that touch this workspace path
+	// (Touches); "." or "" keeps every event, those that changed nothing
+	// included.
+	Path string
 	// Match, when set, keeps only the events it accepts (a token's
-	// scope).
+	// scope). It is called outside the feed's locks and may be slow.
 	Match func(Event) bool
 }
 
-func (flt Filter) keep(e *Event) bool {
-	return (flt.WorkspaceID == "" || e.WorkspaceID == flt.WorkspaceID) && (flt.Match == nil || flt.Match(*e))
+// near reports whether flt keeps e by workspace and path (cheap: checked
+// under the ring's lock; Match is called outside it).
+func (flt Filter) near(e *Event) bool {
+	return (flt.WorkspaceID == "" || e.WorkspaceID == flt.WorkspaceID) &&
+		(flt.Path == "" || flt.Path == "." || Touches(*e, flt.Path))
+}
+
+// match applies flt.Match to es in place.
+func (flt Filter) match(es []Event) []Event {
+	if flt.Match == nil {
+		return es
+	}
+	kept := es[:0]
+	for _, e := range es {
+		if flt.Match(e) {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+// Touches reports whether e changed the workspace path p: p itself,
+// something beneath it, or a directory above it (a rename or removal of
+// a parent moves p; "." is the whole tree).
+func Touches(e Event, p string) bool {
+	for _, c := range e.Changed {
+		if related(c, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// related reports whether one of paths a and b is the other or lies
+// beneath it.
+func related(a, b string) bool {
+	if a == "." || b == "." || a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return strings.HasPrefix(b, a) && b[len(a)] == '/'
 }
 
 // Cursor is one subscriber's position in the feed. A Cursor is used by
@@ -194,7 +240,7 @@ func (c *Cursor) Poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
 		if c.pos >= covered {
 			es := c.fromRing()
 			f.mu.RUnlock()
-			if len(es) > 0 {
+			if es = c.flt.match(es); len(es) > 0 {
 				return es, nil, nil
 			}
 			continue
@@ -218,10 +264,11 @@ func (c *Cursor) Poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
 		}
 		kept := es[:0]
 		for i := range es {
-			if c.flt.keep(&es[i]) {
+			if c.flt.near(&es[i]) {
 				kept = append(kept, es[i])
 			}
 		}
+		kept = c.flt.match(kept)
 		c.pos = max(next, c.pos)
 		if len(kept) > 0 {
 			return kept, nil, nil
@@ -229,8 +276,8 @@ func (c *Cursor) Poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
 	}
 }
 
-// fromRing copies the kept events after pos (at most a page) and moves
-// pos past what it looked at. The caller holds f.mu's read lock and has
+// fromRing copies the events after pos that are near the filter (at most
+// a page) and moves pos past what it looked at. The caller holds f.mu's read lock and has
 // checked covered <= pos < last.
 func (c *Cursor) fromRing() []Event {
 	f := c.f
@@ -240,7 +287,7 @@ func (c *Cursor) fromRing() []Event {
 	for ; i < f.n && len(es) < f.opts.Page; i++ {
 		e := at(i)
 		c.pos = e.Seq
-		if c.flt.keep(e) {
+		if c.flt.near(e) {
 			es = append(es, *e)
 		}
 	}

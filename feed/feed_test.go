@@ -351,3 +351,26 @@ func TestSlowSubscriber(t *testing.T) {
 		t.Errorf("active subscriber got %d events", len(s))
 	}
 }
+
+func TestTouches(t *testing.T) {
+	tests := []struct {
+		changed []string
+		p       string
+		want    bool
+	}{
+		{[]string{"a/b"}, "a/b", true},
+		{[]string{"a/b/c"}, "a/b", true},
+		{[]string{"a"}, "a/b", true},
+		{[]string{"."}, "a/b", true},
+		{[]string{"x", "a/b"}, ".", true},
+		{[]string{"a/bc"}, "a/b", false},
+		{[]string{"a/b"}, "a/bc", false},
+		{[]string{"b"}, "a", false},
+		{nil, "a", false},
+	}
+	for _, tc := range tests {
+		if got := feed.Touches(feed.Event{Changed: tc.changed}, tc.p); got != tc.want {
+			t.Errorf("Touches(%q, %q) = %v, want %v", tc.changed, tc.p, got, tc.want)
+		}
+	}
+}

@@ -124,6 +124,11 @@ type API interface {
 	// History lists ws's audited steps, newest first, with the state
 	// each left (forkspace.Store.History).
 	History(ctx context.Context, ws string, opts forkspace.HistoryOptions) ([]forkspace.Step, error)
+	// Events subscribes to the change feed of ws ("" every workspace),
+	// the changes touching path p ("" all), after sequence number since
+	// (Now: the newest); ErrTooOld when the feed cannot continue from
+	// there.
+	Events(ctx context.Context, ws, p string, since int64) (EventStream, error)
 	// GC plans (DryRun) or runs a garbage collection.
 	GC(ctx context.Context, r GCRequest) (GCResult, error)
 	// Fsck verifies the store; damage is in the report, not an error.

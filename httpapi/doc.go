@@ -1,6 +1,8 @@
 // Package httpapi is forkspace's HTTP surface: the REST API under /v1
-// (workspaces, checkpoints, diffs, files, exec, mounts, the audit log, gc
-// and fsck), its OpenAPI document, and Client, a Go client of that API.
+// (workspaces, checkpoints, diffs, files, exec, mounts, the audit log and
+// its change feed as Server-Sent Events, gc and fsck), its OpenAPI
+// document, and Client, a Go client of that API (Client.Events follows a
+// stream and reconnects with Last-Event-ID).
 //
 // # One interface, three sides
 //

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/feed"
 )
 
 // Error codes of the JSON error shape. Each names one sentinel error; a
@@ -44,6 +45,7 @@ const (
 	CodeTimeout         = "timeout"
 	CodeInternal        = "internal"
 	CodeBadRequestBody  = "bad_request"
+	CodeTooOld          = "too_old"
 )
 
 // Errors of this package that have no io/fs or errdefs sentinel.
@@ -84,6 +86,7 @@ var errorTable = []struct {
 	{ErrRange, CodeRange, http.StatusRequestedRangeNotSatisfiable},
 	{ErrTooLarge, CodeTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadRequest, CodeBadRequestBody, http.StatusBadRequest},
+	{feed.ErrTooOld, CodeTooOld, http.StatusGone},
 	{errdefs.ErrBusy, CodeBusy, http.StatusServiceUnavailable},
 	{errdefs.ErrCorrupt, CodeCorrupt, http.StatusInternalServerError},
 	{errdefs.ErrConflict, CodeConflict, http.StatusConflict},

@@ -60,6 +60,11 @@ type LocalOptions struct {
 	Progress func(transfer.Progress)
 	// GCProgress hears of a collection's phases.
 	GCProgress func(phase string, done, total int64)
+	// FiniteEvents ends event streams (io.EOF from Next) once they reach
+	// the newest event of when they began: for a process that holds the
+	// store alone and makes no changes meanwhile (the CLI without a
+	// server), where nothing newer can come.
+	FiniteEvents bool
 }
 
 // Local is the API over an open store, in this process.
@@ -141,16 +146,17 @@ func (l *Local) view(ctx context.Context, state string) (*vfs.FS, *forkspace.Wor
 }
 
 // mutate runs fn on the filesystem of state as an audited call (a
-// checkpoint's view fails in fn with errdefs.ErrReadOnly).
-func (l *Local) mutate(ctx context.Context, state, call string, args any, changed []string, fn func(f *vfs.FS) error) error {
+// checkpoint's view fails in fn with errdefs.ErrReadOnly); fn uses the
+// call's context, which marks its changes as recorded (audit.Cover).
+func (l *Local) mutate(ctx context.Context, state, call string, args any, changed []string, fn func(ctx context.Context, f *vfs.FS) error) error {
 	f, w, err := l.view(ctx, state)
 	if err != nil {
 		return err
 	}
 	if w == nil {
-		return fn(f)
+		return fn(ctx, f)
 	}
-	return l.record(ctx, w.ID(), call, args, func(context.Context) ([]string, error) { return changed, fn(f) })
+	return l.record(ctx, w.ID(), call, args, func(ctx context.Context) ([]string, error) { return changed, fn(ctx, f) })
 }
 
 // permitAll checks perm on the workspace of each non-empty state for the
@@ -532,7 +538,7 @@ func (l *Local) Write(ctx context.Context, state, p string, body io.Reader, r Wr
 	cond := writeCond(p, r)
 	var e Entry
 	args := map[string]any{"path": p, "perm": fmt.Sprintf("%04o", vfs.UnixMode(perm)), "if_match": r.IfMatch, "create_only": r.CreateOnly}
-	err = l.mutate(ctx, state, "write", args, []string{p}, func(f *vfs.FS) error {
+	err = l.mutate(ctx, state, "write", args, []string{p}, func(ctx context.Context, f *vfs.FS) error {
 		if cond != nil {
 			// Fail fast, before the body is read; the commit checks again.
 			fi, err := f.Stat(ctx, p)
@@ -563,7 +569,7 @@ func (l *Local) Remove(ctx context.Context, state, p string, recursive bool) err
 	if err != nil {
 		return err
 	}
-	return l.mutate(ctx, state, "remove", map[string]any{"path": p, "recursive": recursive}, []string{p}, func(f *vfs.FS) error {
+	return l.mutate(ctx, state, "remove", map[string]any{"path": p, "recursive": recursive}, []string{p}, func(ctx context.Context, f *vfs.FS) error {
 		if !recursive {
 			return f.Remove(ctx, p)
 		}
@@ -582,7 +588,7 @@ func (l *Local) Rename(ctx context.Context, state, from, to string) error {
 	if to, err = clean(to); err != nil {
 		return err
 	}
-	return l.mutate(ctx, state, "rename", map[string]string{"from": from, "to": to}, []string{from, to}, func(f *vfs.FS) error {
+	return l.mutate(ctx, state, "rename", map[string]string{"from": from, "to": to}, []string{from, to}, func(ctx context.Context, f *vfs.FS) error {
 		return f.Rename(ctx, from, to)
 	})
 }
@@ -592,7 +598,7 @@ func (l *Local) Mkdir(ctx context.Context, state, p string, parents bool) error 
 	if err != nil {
 		return err
 	}
-	return l.mutate(ctx, state, "mkdir", map[string]any{"path": p, "parents": parents}, []string{p}, func(f *vfs.FS) error {
+	return l.mutate(ctx, state, "mkdir", map[string]any{"path": p, "parents": parents}, []string{p}, func(ctx context.Context, f *vfs.FS) error {
 		if parents {
 			return f.MkdirAll(ctx, p, 0o755)
 		}
@@ -751,7 +757,7 @@ func (l *Local) ImportTar(ctx context.Context, ws, to string, r io.Reader) (Tran
 		return s, err
 	}
 	s.Path = dst
-	err = l.mutate(ctx, ws, "import", map[string]string{"to": dst}, []string{dst}, func(f *vfs.FS) error {
+	err = l.mutate(ctx, ws, "import", map[string]string{"to": dst}, []string{dst}, func(ctx context.Context, f *vfs.FS) error {
 		return transfer.ImportTar(ctx, f, dst, r, l.transferOptions(&s))
 	})
 	return s, err

@@ -64,7 +64,7 @@ var (
 var routes []route
 
 func init() {
-	routes = slices.Concat(routeTable(), mergeRoutes(), tokenRoutes(), branchRoutes(), historyRoutes())
+	routes = slices.Concat(routeTable(), mergeRoutes(), tokenRoutes(), branchRoutes(), historyRoutes(), feedRoutes())
 }
 
 func routeTable() []route {
@@ -242,12 +242,12 @@ func buildOpenAPI() ([]byte, error) {
 						return nil, err
 					}
 					mt := "application/json"
-					if rt.rawOut == "application/x-ndjson" {
+					if streamed(rt.rawOut) {
 						mt = rt.rawOut
 					}
 					content[mt] = map[string]any{"schema": s}
 				}
-				if rt.rawOut != "" && rt.rawOut != "application/x-ndjson" {
+				if rt.rawOut != "" && !streamed(rt.rawOut) {
 					content[rt.rawOut] = map[string]any{"schema": map[string]any{"type": "string", "format": "binary"}}
 				}
 				if len(content) > 0 && st != http.StatusNoContent {
@@ -279,6 +279,12 @@ func buildOpenAPI() ([]byte, error) {
 		"components": map[string]any{"schemas": schemas},
 	}
 	return json.MarshalIndent(doc, "", "  ")
+}
+
+// streamed reports whether a response's media type is a stream of
+// values of its out type (NDJSON, Server-Sent Events).
+func streamed(mediaType string) bool {
+	return mediaType == "application/x-ndjson" || mediaType == "text/event-stream"
 }
 
 // maps copies a map one level deep.

@@ -49,6 +49,9 @@ type Options struct {
 	// BodyIdle bounds the wait for each read of a request body and each
 	// write of a response body (default DefaultIdleTimeout).
 	BodyIdle time.Duration
+	// Heartbeat is how often an idle event stream sends a comment
+	// (default DefaultHeartbeat).
+	Heartbeat time.Duration
 	// Observe, if set, hears the route pattern and status of every
 	// response (tests check that every documented status is reached).
 	Observe func(method, pattern string, status int)
@@ -76,6 +79,9 @@ func NewServer(opts Options) *Server {
 	}
 	if opts.BodyIdle <= 0 {
 		opts.BodyIdle = DefaultIdleTimeout
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
 	}
 	s := &Server{opts: opts, log: opts.Logger.With("component", "httpapi"), mux: http.NewServeMux()}
 	for _, rt := range routes {
