@@ -2,7 +2,9 @@
 // edit, ls, glob, grep, stat, rm, mkdir, mv, exec (and exec_status,
 // exec_wait, exec_tail, exec_output, exec_kill for background runs),
 // checkpoint, checkpoints, restore, diff and fork, merge, conflicts, resolve
-// and cherry_pick, compare and promote, each with a JSON schema an LLM can call from (derived
+// and cherry_pick, compare and promote, and with Options.Feed watch (wait
+// for changes under a path, from any door, with a since that continues
+// without a gap), each with a JSON schema an LLM can call from (derived
 // from the Go input struct and its jsonschema tags). merge and cherry_pick
 // need a provider.Merger (localprovider); each conflict they report names
 // its path, kind and next step, and while a workspace has unresolved

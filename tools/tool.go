@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/feed"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -53,6 +54,9 @@ type Options struct {
 	// ProgressInterval is how often a running exec reports its progress
 	// under WithProgress (default 10 s).
 	ProgressInterval time.Duration
+	// Feed is the store's change feed; with it the set has the watch
+	// tool (the workspaces' IDs must be the store's).
+	Feed *feed.Feed
 }
 
 // Result is the outcome of a tool call: text for the model, whether it
@@ -129,6 +133,7 @@ func New(opts Options) *Set {
 	s.addHistoryTool()
 	s.addExec()
 	s.addRunTools()
+	s.addWatch()
 	return s
 }
 

@@ -89,7 +89,7 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	srv := mcpserver.New(mcpserver.Options{
 		Manager: m,
 		Config:  func(name string) provider.Config { return localprovider.Config{Workspace: name} },
-		Tools:   tools.Options{ReadOnly: f.readOnly, AutoCheckpoint: f.autoCheckpoint, Recorder: st.AuditLog()},
+		Tools:   tools.Options{ReadOnly: f.readOnly, AutoCheckpoint: f.autoCheckpoint, Recorder: st.AuditLog(), Feed: st.Feed()},
 		Logger:  log,
 		// A session naming no workspace works in one of its own, deleted
 		// when it ends (if a tool call made it).

@@ -49,6 +49,7 @@ func (a *app) api(ctx context.Context) (httpapi.API, error) {
 		MountDrivers: mountDrivers(),
 		Shell:        a.shell,
 		GCProgress:   func(phase string, done, total int64) { a.gcProgress(phase, done, total) },
+		FiniteEvents: true, // watch: no other process can change the store
 	})
 	return a.backend, nil
 }

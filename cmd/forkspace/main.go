@@ -69,7 +69,7 @@ func newRoot(a *app) *cobra.Command {
 		lsCmd(a), statCmd(a), catCmd(a), putCmd(a), getCmd(a), rmCmd(a), mvCmd(a), mkdirCmd(a),
 		checkpointCmd(a), checkpointsCmd(a), restoreCmd(a), diffCmd(a),
 		gcCmd(a), fsckCmd(a), dfCmd(a),
-		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a), historyCmd(a),
+		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a), historyCmd(a), watchCmd(a),
 		mcpCmd(a), serveCmd(a), mountCmd(a), doctorCmd(a), execCmd(a), fuseCmd(a),
 		mergeCmd(a), conflictsCmd(a), resolveCmd(a), cherryPickCmd(a), tokenCmd(a), forkCmd(a), compareCmd(a), promoteCmd(a),
 	)

@@ -24,6 +24,9 @@ func serveCmd(a *app) *cobra.Command {
 		ff       fuseFlags
 		s3addr   string
 		t        tlsFlags
+		// auditKeep bounds the age of the audit log and so how far back
+		// the change feed reaches.
+		auditKeep time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -56,6 +59,9 @@ func serveCmd(a *app) *cobra.Command {
 			}
 			if err := t.exposed(ctx, "--addr", addr, tokens, insecure); err != nil {
 				return err
+			}
+			if auditKeep > 0 {
+				go keepAudit(ctx, a.st.AuditLog(), auditKeep, func(err error) { fmt.Fprintf(a.stderr, "forkspace: warning: %v\n", err) })
 			}
 			for _, d := range []struct {
 				door
@@ -121,6 +127,7 @@ func serveCmd(a *app) *cobra.Command {
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:7777", "address to listen on (loopback unless --insecure)")
 	c.Flags().StringVar(&webdav, "webdav", "", "also serve every workspace over WebDAV on this address (at /NAME/; loopback unless --insecure)")
 	c.Flags().StringVar(&s3addr, "s3", "", "also serve every workspace as an S3 bucket on this address (path-style; keys from FORKSPACE_S3_ACCESS_KEY/FORKSPACE_S3_SECRET_KEY; loopback unless --insecure)")
+	c.Flags().DurationVar(&auditKeep, "audit-retention", 0, "prune audit entries (and change-feed events) older than this, hourly (0: keep them all)")
 	c.Flags().BoolVar(&insecure, "insecure", false, "allow a non-loopback address without tokens and TLS")
 	t.add(c)
 	agentFlagSet(c, &f)
