@@ -17,8 +17,8 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/blob/fileblob"
 	"github.com/forkspace/forkspace/chunk"
@@ -115,9 +115,9 @@ type Store struct {
 
 	folder *checkpointFolder
 
-	tokensMu sync.Mutex
-	tokens   *auth.Tokens // tokens.go
-	audit     *audit.Log // the one log every recorder of this process uses
+	tokensMu  sync.Mutex
+	tokens    *auth.Tokens // tokens.go
+	audit     *audit.Log   // the one log every recorder of this process uses
 	feed      *feed.Feed
 	uncovered *uncovered
 }
