@@ -702,7 +702,12 @@ func (l *Local) MountAction(ctx context.Context, ws string, action MountAction, 
 	}
 	changed := []string{"."}
 	if root != "" {
-		changed = []string{root}
+		// A mount root is named "/ROOT"; the log has workspace paths.
+		p, err := clean(root)
+		if err != nil {
+			return err
+		}
+		changed = []string{p}
 	}
 	return l.record(ctx, w.ID(), "mount."+string(action), map[string]string{"root": root}, func(ctx context.Context) ([]string, error) {
 		return changed, fn(ctx, root)
