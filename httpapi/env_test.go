@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -121,11 +123,29 @@ func (e *env) do(t testing.TB, method, path string, body io.Reader, hdr ...strin
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	var r io.Reader = resp.Body
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		r = firstEvent(resp.Body) // an event stream does not end
+	}
+	data, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, data
+}
+
+// firstEvent reads an event stream up to the end of its first event (the
+// blank line after it).
+func firstEvent(r io.Reader) io.Reader {
+	var b bytes.Buffer
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		b.WriteString(sc.Text() + "\n")
+		if sc.Text() == "" && strings.Contains(b.String(), "event:") {
+			break
+		}
+	}
+	return &b
 }
 
 // must fails the test on err.
