@@ -94,11 +94,18 @@ func TestFeedLibrarySurfaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got := feedTools(t, st, id)
+	// Changes still pending when the next alike one comes are one entry:
+	// the second indexing is its own entry only if the first was
+	// recorded by then, so compare first occurrences.
+	var got []string
+	for _, e := range feedTools(t, st, id) {
+		if !slices.Contains(got, e) {
+			got = append(got, e)
+		}
+	}
 	want := []string{
 		"mount.index host",
 		"mount.hydrate host/notes.md",
-		"mount.index host",
 		"library.write a.txt",
 		"library.WriteFile b.txt",
 		"library.reset .",

@@ -7,10 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/forkspace/forkspace"
-	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/meta"
 )
@@ -56,12 +54,6 @@ func collect(t *testing.T, st *forkspace.Store) gc.Counts {
 func TestGCKeepsMergeBasesAndConflictVersions(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t, t.TempDir())
-	// Every change is a step whose state history keeps (the library's
-	// writes too, as uncovered changes); keep only the newest, so that
-	// what holds the base's blob at the end is the conflict alone.
-	if err := st.SetHistoryRetention(ctx, audit.Retention{Steps: 1, Age: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
 	big := strings.Repeat("base line\n", 4000) // 40 KB: stored as a blob, not inline
 	p := mustCreate(t, st, "p")
 	write(t, p, "f", big)

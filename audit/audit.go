@@ -43,12 +43,18 @@ func NewLog(m meta.Store) *Log { return &Log{meta: m} }
 // as the state the call produced (see history.go); then it hands e to the
 // listeners (OnRecord).
 func (l *Log) Record(ctx context.Context, e Entry) error {
-	return l.RecordAll(ctx, []Entry{e})
+	return l.append(ctx, []Entry{e}, true)
 }
 
-// RecordAll appends es in one transaction, in order, each with its state,
-// then hands them to the listeners.
+// RecordAll appends es in one transaction, in order, then hands them to
+// the listeners. It records no states: es are changes no call covers
+// (FUSE operations, mount work), noted after the fact, so the head at
+// that moment is not the state any one of them produced.
 func (l *Log) RecordAll(ctx context.Context, es []Entry) error {
+	return l.append(ctx, es, false)
+}
+
+func (l *Log) append(ctx context.Context, es []Entry, states bool) error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -56,6 +62,9 @@ func (l *Log) RecordAll(ctx context.Context, es []Entry) error {
 		for i := range es {
 			if err := tx.AppendAudit(&es[i]); err != nil {
 				return err
+			}
+			if !states {
+				continue
 			}
 			if err := recordState(tx, &es[i]); err != nil {
 				return err
