@@ -114,6 +114,52 @@ func TestMergeForkIntoParent(t *testing.T) {
 	}
 }
 
+// TestMergeDeleteDirectoryOursMovedInto: ours moved a file into a
+// directory; theirs deleted both the file and the directory. The
+// directory holds nothing theirs keeps, so it goes without a conflict
+// (found by TestMergeMatchesModel: the file, deleted later in theirs'
+// script, was still in the directory when its deletion was checked).
+func TestMergeDeleteDirectoryOursMovedInto(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "a", "7")
+	write(t, p, "b/a", "3")
+	f := mustFork(t, p, "f")
+	if err := p.Rename(ctx, "a", "b/y"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b/a", "b"} {
+		if err := f.Remove(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	if got := files(t, p.FS); len(got) != 0 {
+		t.Fatalf("merged: %v, want nothing", got)
+	}
+	// What ours changed in the directory still clashes.
+	write(t, p, "c/x", "x")
+	write(t, p, "c/y", "y")
+	h := mustFork(t, p, "h")
+	if err := p.Rename(ctx, "c/x", "c/z"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p, "c/y", "y2")
+	for _, name := range []string{"c/x", "c/y", "c"} {
+		if err := h.Remove(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = mustMerge(t, p, "h", forkspace.MergeOptions{})
+	if len(r.Conflicts) == 0 {
+		t.Fatalf("no conflict for a directory theirs deleted with ours' change in it; files %v", files(t, p.FS))
+	}
+}
+
 func equalMaps(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false

@@ -33,6 +33,7 @@ type merger struct {
 	only              []string // nil, or the paths a cherry-pick takes changes under
 	changed           []string
 	conflicts         []Conflict
+	early             map[string]bool // base paths of deletions carried out ahead of their step
 }
 
 // tempPrefix starts the names vfs.Diff parks entries under.
@@ -46,6 +47,9 @@ func (m *merger) run(ctx context.Context) error {
 		var err error
 		switch st.Op {
 		case vfs.Deleted:
+			if m.early[st.Base] {
+				continue
+			}
 			err = m.deleted(ctx, st)
 		case vfs.Renamed:
 			err = m.renamed(ctx, st)
@@ -267,6 +271,9 @@ func (m *merger) deleted(ctx context.Context, st merge.Step) error {
 		return err
 	}
 	if oe.typ == "dir" {
+		if err := m.deleteAhead(ctx, st, mp); err != nil {
+			return err
+		}
 		names, err := m.dst.ReadDir(ctx, mp)
 		if err != nil {
 			return err
@@ -290,6 +297,30 @@ func (m *merger) deleted(ctx context.Context, st merge.Step) error {
 	}
 	m.touched(mp)
 	return m.dst.Remove(ctx, mp)
+}
+
+// deleteAhead carries out now theirs' later deletions of entries that ours
+// moved under directory mp, which theirs deletes in step st: they leave
+// mp before it goes, so only what theirs keeps or ours changed is left
+// in it to clash.
+func (m *merger) deleteAhead(ctx context.Context, st merge.Step, mp string) error {
+	for _, later := range m.their.Steps {
+		if later.Op != vfs.Deleted || later.Base == st.Base || m.early[later.Base] || !m.wanted(later) {
+			continue
+		}
+		lp, ok := m.paths.Merged(later.Base)
+		if !ok || !strings.HasPrefix(lp, mp+"/") {
+			continue
+		}
+		if m.early == nil {
+			m.early = map[string]bool{}
+		}
+		m.early[later.Base] = true
+		if err := m.deleted(ctx, later); err != nil {
+			return fmt.Errorf("%s %s: %w", later.Op, later.Path, err)
+		}
+	}
+	return nil
 }
 
 // renamed: theirs moved base entry st.Base to st.Path (or parked it under
