@@ -274,7 +274,7 @@ func TestDashboardTokens(t *testing.T) {
 	}
 	drive(t, ctx, "open the dashboard", chromedp.Navigate(base+"/"))
 	signIn("fks_not_a_token")
-	drive(t, ctx, "refused token", chromedp.WaitVisible(chromedp.CSS(`#signin-error`)))
+	drive(t, ctx, "refused token", chromedp.WaitVisible(chromedp.CSS(`#signin-error:not(:empty)`)))
 	if msg := get(t, ctx, "the refusal", chromedp.Text(chromedp.CSS(`#signin-error`))); !strings.Contains(msg, "not valid") {
 		t.Errorf("a bad token shows %q", msg)
 	}
