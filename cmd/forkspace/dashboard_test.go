@@ -118,6 +118,25 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("preview shows %q", text)
 	}
 
+	// Live: an agent's write through MCP and a file the CLI puts beside
+	// the server show in the open Files tab without a reload (the change
+	// feed), and a removal takes its row away.
+	agent, err := mcpConnect(mcpURL+"?workspace=w", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	if text, isErr := mcpCall(t, agent, "write", map[string]any{"path": "from-agent.txt", "content": "written by an agent"}); isErr {
+		t.Fatalf("MCP write: %s", text)
+	}
+	drive(t, ctx, "the agent's file appears", chromedp.WaitVisible(row("from-agent.txt")))
+	c.ok([]byte("put beside the server\n"), "-w", "w", "put", "-", "from-cli.txt")
+	drive(t, ctx, "the CLI's file appears", chromedp.WaitVisible(row("from-cli.txt")))
+	if text, isErr := mcpCall(t, agent, "rm", map[string]any{"path": "from-cli.txt"}); isErr {
+		t.Fatalf("MCP rm: %s", text)
+	}
+	drive(t, ctx, "the removed file goes", chromedp.WaitNotPresent(row("from-cli.txt")))
+
 	// Upload through the file picker: the row shows, then the server has
 	// the bytes.
 	up := filepath.Join(t.TempDir(), "up.txt")
