@@ -371,7 +371,8 @@ func (l *Local) Stat(ctx context.Context, state, p string) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	return describe(ctx, f, p)
+	e, err := describe(ctx, f, p)
+	return e, hinted(ctx, f, err)
 }
 
 // describe returns the entry at p without following a final link.
@@ -400,7 +401,7 @@ func (l *Local) ReadDir(ctx context.Context, state, p string, r PageRequest) (Di
 	}
 	des, err := f.ReadDir(ctx, p)
 	if err != nil {
-		return DirPage{}, err
+		return DirPage{}, hinted(ctx, f, err)
 	}
 	des, next, err := page(des, fs.DirEntry.Name, r)
 	if err != nil {
@@ -428,7 +429,7 @@ func (l *Local) Open(ctx context.Context, state, p string, r ReadRequest) (*Down
 	}
 	h, err := f.Open(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, hinted(ctx, f, err)
 	}
 	d, err := download(h, p, r)
 	if err != nil {
@@ -553,7 +554,7 @@ func (l *Local) Write(ctx context.Context, state, p string, body io.Reader, r Wr
 			}
 		}
 		if _, err := f.WriteFileFromIf(ctx, p, body, perm, cond); err != nil {
-			return err
+			return hinted(ctx, f, err)
 		}
 		fi, err := f.Stat(ctx, p)
 		if err == nil {
@@ -571,10 +572,10 @@ func (l *Local) Remove(ctx context.Context, state, p string, recursive bool) err
 	}
 	return l.mutate(ctx, state, "remove", map[string]any{"path": p, "recursive": recursive}, []string{p}, func(ctx context.Context, f *vfs.FS) error {
 		if !recursive {
-			return f.Remove(ctx, p)
+			return hinted(ctx, f, f.Remove(ctx, p))
 		}
 		if _, err := f.Lstat(ctx, p); err != nil {
-			return err
+			return hinted(ctx, f, err)
 		}
 		return f.RemoveAll(ctx, p)
 	})
@@ -589,7 +590,7 @@ func (l *Local) Rename(ctx context.Context, state, from, to string) error {
 		return err
 	}
 	return l.mutate(ctx, state, "rename", map[string]string{"from": from, "to": to}, []string{from, to}, func(ctx context.Context, f *vfs.FS) error {
-		return f.Rename(ctx, from, to)
+		return hinted(ctx, f, f.Rename(ctx, from, to))
 	})
 }
 

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"regexp"
 	"strings"
 	"syscall"
 
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/nearname"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -152,83 +152,19 @@ func (c *call) dangling(ctx context.Context, p string) (string, bool) {
 	return target, err == nil
 }
 
-// suggest returns "; did you mean X?" naming the entry of p's parent
-// closest to p's base name, or "" if none is close. A missing parent is
-// suggested for in turn.
+// suggest returns "; did you mean X?" naming the existing path closest to
+// p (nearname.Find), a note that p's directory does not exist, or "".
 func (c *call) suggest(ctx context.Context, p string) string {
 	fsys := c.ws.FS()
-	if fsys == nil || p == "." {
+	if fsys == nil {
 		return ""
 	}
-	dir, base := path.Split(p)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
+	h := nearname.Find(ctx, fsys, p)
+	switch {
+	case h.Near != "":
+		return "; did you mean " + short(h.Near) + "?"
+	case h.MissingDir != "":
+		return " (directory " + short(h.MissingDir) + " does not exist)"
 	}
-	entries, err := fsys.ReadDir(ctx, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if s := c.suggest(ctx, dir); s != "" {
-			return s
-		}
-		return " (directory " + short(dir) + " does not exist)"
-	}
-	if err != nil {
-		return ""
-	}
-	best, bestDist := "", len(base)/3+2
-	for _, e := range entries {
-		if e.Name() == base {
-			continue // the entry exists but p failed for another reason
-		}
-		if d := nameDistance(base, e.Name()); d < bestDist {
-			best, bestDist = e.Name(), d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return "; did you mean " + short(path.Join(dir, best)) + "?"
-}
-
-// nameDistance is how far name is from what a caller who typed base may
-// have meant: the case-insensitive edit distance, or 1 when name is base
-// with an extension ("calc" for "calc.py") or base without one.
-func nameDistance(base, name string) int {
-	b, n := strings.ToLower(base), strings.ToLower(name)
-	if stem(n) == b || stem(b) == n {
-		return 1
-	}
-	if len(b) > 4*maxShown || len(n) > 4*maxShown {
-		return len(b) + len(n) // too long to be a near miss worth the cost
-	}
-	return distance(b, n)
-}
-
-// stem is name without its last extension.
-func stem(name string) string {
-	if i := strings.LastIndexByte(name, '.'); i > 0 {
-		return name[:i]
-	}
-	return name
-}
-
-// distance is the Levenshtein distance of a and b (bytes).
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }

@@ -2,8 +2,10 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/forkspace/forkspace/errdefs"
 )
@@ -59,6 +61,10 @@ func (f *FS) rename(ctx context.Context, oldname, newname string, noReplace bool
 			return err
 		}
 		dst, err := t.resolve(ctx, newname, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Name what is missing: the destination's directory.
+			return &fs.PathError{Op: op, Path: path.Dir(newname), Err: err}
+		}
 		if err != nil {
 			return err
 		}

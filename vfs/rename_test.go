@@ -82,3 +82,24 @@ func TestRenameErrorsMatchLinux(t *testing.T) {
 		})
 	}
 }
+
+// TestRenameMissingDestinationDir: moving into a directory that does not
+// exist names that directory, not the source (which exists).
+func TestRenameMissingDestinationDir(t *testing.T) {
+	ctx := context.Background()
+	f := newFS(t)
+	must(t, f.WriteFile(ctx, "a.txt", []byte("x"), 0o644))
+	err := f.Rename(ctx, "a.txt", "missing/deeper/b.txt")
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != "missing/deeper" {
+		t.Fatalf("rename into a missing directory: %v", err)
+	}
+	if _, err := f.Stat(ctx, "a.txt"); err != nil {
+		t.Fatalf("the source after the refusal: %v", err)
+	}
+	// A missing source is still named as the source.
+	must(t, f.Mkdir(ctx, "d", 0o755))
+	if err := f.Rename(ctx, "nope", "d/x"); !errors.As(err, &pe) || pe.Path != "nope" {
+		t.Fatalf("rename of a missing source: %v", err)
+	}
+}

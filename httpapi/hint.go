@@ -1,0 +1,30 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/forkspace/forkspace/nearname"
+	"github.com/forkspace/forkspace/vfs"
+)
+
+// hinted adds to err, when it says a path of f does not exist, the
+// existing path the caller most likely meant ("; did you mean calc.py?")
+// or that the path's directory is missing too. The error stays what it
+// was for errors.Is and errors.As.
+func hinted(ctx context.Context, f *vfs.FS, err error) error {
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
+		return err
+	}
+	h := nearname.Find(ctx, f, pe.Path)
+	switch {
+	case h.Near != "":
+		return fmt.Errorf("%w; did you mean %s?", err, h.Near)
+	case h.MissingDir != "" && h.MissingDir != pe.Path:
+		return fmt.Errorf("%w (directory %s does not exist)", err, h.MissingDir)
+	}
+	return err
+}
