@@ -196,7 +196,7 @@ func (w *Workspace) merge(ctx context.Context, from string, opts MergeOptions, o
 		m := &merger{
 			base: baseFS, theirs: theirsFS, dst: b,
 			ours: merge.NewSide(oursDiff), their: merge.NewSide(theirsDiff),
-			policy: opts.Policy, ids: ids, wsID: w.id, only: only,
+			policy: opts.Policy, ids: ids, wsID: w.id, only: only, mounted: w.mountRoots(),
 			labels: merge.Labels{Ours: w.name, Base: "base", Theirs: from},
 		}
 		m.paths = merge.NewPaths(m.ours, m.their)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/forkspace/forkspace/merge"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
+	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -471,4 +474,41 @@ func mustLstat(t *testing.T, f *vfs.FS, name string) fs.FileInfo {
 		t.Fatal(err)
 	}
 	return fi
+}
+
+// TestMergeSkipsMounts: what a fork's copy of a mount shows (indexed at
+// another time than ours) is not merged into ours' mount: a merge of the
+// fork carries the fork's own changes and leaves ours' mount alone (it
+// failed with "mkdir host: read-only: /host is a mount point").
+func TestMergeSkipsMounts(t *testing.T) {
+	ctx := context.Background()
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "notes.md"), []byte("host notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), MountDrivers: mountDrivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	spec, err := mount.ParseSpec("/host=file://"+host, mountDrivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.Create(ctx, "w", forkspace.CreateOptions{Mounts: []mount.Spec{spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mustFork(t, w, "f")
+	if got := read(t, f.FS, "host/notes.md"); got != "host notes" {
+		t.Fatalf("the fork's mount reads %q", got)
+	}
+	write(t, f, "mine.txt", "from the fork")
+	r := mustMerge(t, w, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 || !slices.Equal(r.Changed, []string{"mine.txt"}) {
+		t.Fatalf("merge: changed %v, conflicts %+v", r.Changed, r.Conflicts)
+	}
+	if got := read(t, w.FS, "host/notes.md"); got != "host notes" {
+		t.Fatalf("ours' mount after the merge reads %q", got)
+	}
 }

@@ -31,6 +31,7 @@ type merger struct {
 	wsID              string
 	labels            merge.Labels
 	only              []string // nil, or the paths a cherry-pick takes changes under
+	mounted           []string // ours' mount roots: their subtrees belong to their sources
 	changed           []string
 	conflicts         []Conflict
 	early             map[string]bool // base paths of deletions carried out ahead of their step
@@ -65,10 +66,17 @@ func (m *merger) run(ctx context.Context) error {
 	return nil
 }
 
-// wanted reports whether a step of theirs is in the merge: always, or
+// wanted reports whether a step of theirs is in the merge: never at or
+// under one of ours' mount roots (what a mount shows is its source's, and
+// a fork's copy of it may be indexed differently); otherwise always, or
 // for a cherry-pick when the entry it acts on is, or was in the base, at
 // or under one of the picked paths.
 func (m *merger) wanted(st merge.Step) bool {
+	for _, r := range m.mounted {
+		if merge.Under(st.Path, r) || st.Base != "" && merge.Under(st.Base, r) {
+			return false
+		}
+	}
 	if m.only == nil {
 		return true
 	}

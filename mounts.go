@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/forkspace/forkspace/internal/urlcreds"
@@ -153,6 +154,17 @@ func (w *Workspace) manager() *mount.Manager {
 	w.mounts.mu.Lock()
 	defer w.mounts.mu.Unlock()
 	return w.mounts.mgr
+}
+
+// mountRoots returns the workspace paths of w's mount roots.
+func (w *Workspace) mountRoots() []string {
+	w.mounts.mu.Lock()
+	defer w.mounts.mu.Unlock()
+	out := make([]string, len(w.mounts.specs))
+	for i, s := range w.mounts.specs {
+		out[i] = strings.TrimPrefix(s.Root, "/")
+	}
+	return out
 }
 
 // Mounts describes the workspace's mount table, sorted by root.

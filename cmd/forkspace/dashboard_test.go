@@ -167,13 +167,14 @@ func TestDashboard(t *testing.T) {
 	}
 
 	// A rename the server refuses (into a directory that does not exist)
-	// is rolled back on screen, with the server's error shown.
+	// is rolled back on screen, with the server's error (naming the
+	// missing directory) shown.
 	rename("renamed.txt", "missing/renamed.txt")
 	drive(t, ctx, "refused rename",
 		chromedp.WaitVisible(chromedp.CSS(`#toast`)),
 		chromedp.WaitVisible(row("renamed.txt")),
 		chromedp.WaitVisible(settled))
-	if toast := get(t, ctx, "the error shown", chromedp.Text(chromedp.CSS(`#toast`))); !strings.Contains(toast, "renamed.txt") {
+	if toast := get(t, ctx, "the error shown", chromedp.Text(chromedp.CSS(`#toast`))); !strings.Contains(toast, "missing") {
 		t.Errorf("the refused rename shows %q", toast)
 	}
 	if st, _ := restGet(t, base, "/v1/workspaces/w/stat/renamed.txt"); st != 200 {
