@@ -158,13 +158,17 @@ func modelMerge(base, ours, theirs tree) (tree, bool) {
 			}
 		default:
 			merged := o
-			// Moved is by path: an entry put back at its path in a new
-			// directory of the same name did not move.
+			// A side moved an entry if its path changed and so did its
+			// own place (directory or name): an entry put back at its
+			// path in a new directory of the same name did not move, nor
+			// did one whose directory alone was renamed.
 			bl, ol, tl := base.pathOf(ino), ours.pathOf(ino), theirs.pathOf(ino)
+			oursMoved := ol != bl && (o.parent != b.parent || o.name != b.name)
+			theirsMoved := tl != bl && (th.parent != b.parent || th.name != b.name)
 			switch {
-			case ol == bl: // theirs' place (its directory, if renewed)
+			case !oursMoved: // theirs' place (its directory, if renewed)
 				merged.parent, merged.name = th.parent, th.name
-			case ol == tl || tl == bl:
+			case ol == tl || !theirsMoved:
 			default:
 				conflict = true
 			}
