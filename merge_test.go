@@ -512,3 +512,29 @@ func TestMergeSkipsMounts(t *testing.T) {
 		t.Fatalf("ours' mount after the merge reads %q", got)
 	}
 }
+
+// TestResolveOursKeepsWhatOursHasThere: theirs moved a file to where ours
+// made a directory; resolving the clash with ours keeps ours' directory
+// (ours' version named the file's place in ours, so resolving put the
+// file there; found by TestMergeMatchesModel).
+func TestResolveOursKeepsWhatOursHasThere(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "x", "the file")
+	f := mustFork(t, p, "f")
+	write(t, p, "a/inside", "ours")
+	if err := f.Rename(ctx, "x", "a"); err != nil {
+		t.Fatal(err)
+	}
+	r := mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 1 || r.Conflicts[0].Path != "a" || r.Conflicts[0].Ours.Path != "a" {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	if err := p.Resolve(ctx, "a", forkspace.Resolution{Take: forkspace.TakeOurs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p.FS, "a/inside"); got != "ours" {
+		t.Fatalf("a/inside after resolving with ours: %q", got)
+	}
+}

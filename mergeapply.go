@@ -178,6 +178,21 @@ func (m *merger) versions(b, tp string, be, oe, te entry) (base, ours, theirs Co
 		ConflictVersion{State: stateName(m.wsID, m.ids.merged), Path: tp, Hash: te.hash}
 }
 
+// clashAt is clash for what ours has at p, which is not base entry b
+// (theirs' b landing where ours has something else, or nothing): ours'
+// version is ours' entry at p, or none.
+func (m *merger) clashAt(p, kind, detail, b, tp string, be, oe, te entry) bool {
+	n := len(m.conflicts)
+	takes := m.clash(p, kind, detail, b, tp, be, oe, te)
+	if len(m.conflicts) > n {
+		m.conflicts[n].Ours.Path = ""
+		if oe.exists() {
+			m.conflicts[n].Ours.Path = p
+		}
+	}
+	return takes
+}
+
 // clash records a conflict at merged path p and reports whether the
 // policy takes theirs' version there.
 func (m *merger) clash(p, kind, detail, b, tp string, be, oe, te entry) bool {
@@ -256,7 +271,7 @@ func (m *merger) blocked(ctx context.Context, t, tp string) (bool, error) {
 		if de.exists() {
 			kind, detail = merge.DirectoryFile, fmt.Sprintf("ours has a %s at %s, theirs a directory (changed %s in it)", de.typ, d, tp)
 		}
-		if !m.clash(d, kind, detail, b, td, be, de, te) {
+		if !m.clashAt(d, kind, detail, b, td, be, de, te) {
 			return true, nil
 		}
 		return false, m.putTheirs(ctx, d, td)
@@ -417,7 +432,7 @@ func (m *merger) place(ctx context.Context, t, b, tp string) (bool, error) {
 	if oe.typ != te.typ {
 		kind, detail = merge.DirectoryFile, fmt.Sprintf("ours has a %s at %s, theirs a %s", oe.typ, t, te.typ)
 	}
-	if !m.clash(t, kind, detail, b, tp, be, oe, te) {
+	if !m.clashAt(t, kind, detail, b, tp, be, oe, te) {
 		return false, nil
 	}
 	return true, m.dst.RemoveAll(ctx, t)
