@@ -200,7 +200,8 @@ func modelMerge(base, ours, theirs tree) (tree, bool) {
 
 // alias gives a new entry of theirs where ours has the same new entry (a
 // directory, or a file with the same contents) ours' identity, so that
-// the two count as one (theirs' new entries inside follow), top down.
+// the two count as one (theirs' new entries inside follow), top down; a
+// new directory of theirs where ours moved a directory is merged into it.
 func alias(base, ours, theirs tree) tree {
 	type place struct {
 		parent uint64
@@ -219,10 +220,15 @@ func alias(base, ours, theirs tree) tree {
 		for _, ino := range sortedInos(out, nil) {
 			n := out[ino]
 			o, ok := ourAt[place{n.parent, n.name}]
-			if inTree(base, ino) || inTree(ours, ino) || !ok || inTree(out, o) || inTree(base, o) {
+			if inTree(base, ino) || inTree(ours, ino) || !ok {
 				continue
 			}
-			if on := ours[o]; on.dir != n.dir || !n.dir && on.content != n.content {
+			on := ours[o]
+			same := !inTree(out, o) && !inTree(base, o) && on.dir == n.dir && (n.dir || on.content == n.content)
+			// A new directory of theirs where ours has a directory it
+			// moved there is that directory: theirs' new entries go in it.
+			into := !same && n.dir && on.dir && inTree(base, o) && base.pathOf(o) != ours.pathOf(o)
+			if !same && !into {
 				continue
 			}
 			for c, cn := range out {
@@ -232,7 +238,9 @@ func alias(base, ours, theirs tree) tree {
 				}
 			}
 			delete(out, ino)
-			out[o] = n
+			if same {
+				out[o] = n
+			}
 			changed = true
 			break
 		}
