@@ -168,7 +168,7 @@ func modelMerge(base, ours, theirs tree) (tree, bool) {
 			switch {
 			case !oursMoved: // theirs' place (its directory, if renewed)
 				merged.parent, merged.name = th.parent, th.name
-			case ol == tl || !theirsMoved:
+			case ol == tl || !theirsMoved || o.parent == th.parent && o.name == th.name: // the same move
 			default:
 				conflict = true
 			}

@@ -538,3 +538,33 @@ func TestResolveOursKeepsWhatOursHasThere(t *testing.T) {
 		t.Fatalf("a/inside after resolving with ours: %q", got)
 	}
 }
+
+// TestMergeFollowsMovesAbove: ours moved a file under a directory that
+// theirs moved, and theirs changed the file: the change lands on the
+// file at its place under the moved directory (it was a conflict "ours
+// has a  at a/c/a": the file was looked for where ours had put it,
+// before theirs' move; found by TestMergeMatchesModel).
+func TestMergeFollowsMovesAbove(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "a/keep", "k")
+	write(t, p, "c/x", "old")
+	f := mustFork(t, p, "f")
+	write(t, p, "a/c/.keep", "")
+	if err := p.Rename(ctx, "c/x", "a/c/a"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "c/b/.keep", "")
+	if err := f.Rename(ctx, "a", "c/b/y"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "c/x", "new")
+	r := mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	if got := read(t, p.FS, "c/b/y/c/a"); got != "new" {
+		t.Fatalf("c/b/y/c/a = %q; files %v", got, files(t, p.FS))
+	}
+}

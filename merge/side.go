@@ -198,6 +198,38 @@ func (m *Paths) Merged(b string) (string, bool) {
 			return to + b[len(q):], true
 		}
 		if to, ok := m.ours.Moved(q); ok {
+			return m.follow(to + b[len(q):]), true
+		}
+		if q == "" {
+			return b, true
+		}
+	}
+}
+
+// follow maps r, a path in ours, through the moves the merge made of
+// entries above it: ours moved an entry under a directory theirs moved.
+func (m *Paths) follow(r string) string {
+	best, bestTo := "", ""
+	for ab, to := range m.applied {
+		oa, ok := m.oursPath(ab)
+		if ok && Under(r, oa) && len(oa) > len(best) {
+			best, bestTo = oa, to
+		}
+	}
+	if best == "" {
+		return r
+	}
+	return bestTo + r[len(best):]
+}
+
+// oursPath returns where base path b is in ours, and false if ours
+// deleted it.
+func (m *Paths) oursPath(b string) (string, bool) {
+	if m.ours.Deleted(b) {
+		return "", false
+	}
+	for q := b; ; q = parent(q) {
+		if to, ok := m.ours.Moved(q); ok {
 			return to + b[len(q):], true
 		}
 		if q == "" {
