@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/forkspace/forkspace/mount"
@@ -129,7 +130,13 @@ func TestDriver(t *testing.T) {
 	if err := os.WriteFile(p, zipOf(t, files), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, opts, source, err := mount.ParseURL("bundle://"+p+"?mode=ro&token=s3cret", mount.Drivers{"bundle": bundlemount.Driver})
+	drivers := mount.Drivers{"bundle": bundlemount.Driver}
+	// A secret in the URL is refused, never stored (the environment
+	// carries credentials), and the message does not echo it.
+	if _, _, _, err := mount.ParseURL("bundle://"+p+"?mode=ro&token=s3cret", drivers); !errors.Is(err, fs.ErrInvalid) || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("a URL with a token: %v", err)
+	}
+	m, opts, source, err := mount.ParseURL("bundle://"+p+"?mode=ro", drivers)
 	if err != nil {
 		t.Fatal(err)
 	}
