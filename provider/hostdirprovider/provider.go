@@ -19,7 +19,7 @@ import (
 const Kind = "hostdir"
 
 // SchemaVersion is the version of the refs this package writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Config selects the host directory.
 type Config struct {

@@ -268,11 +268,19 @@ func TestRefSchemaSpellings(t *testing.T) {
 			t.Errorf("decode %s: %v, want fs.ErrInvalid", js, err)
 		}
 	}
-	for _, v := range []int{0, 2, -1} {
+	// The current version is 2 (the seed's built-in providers are at 2):
+	// 1 and 2 and none are read, anything else refused naming them.
+	for _, v := range []int{0, 3, -1} {
 		ref.SchemaVersion = provider.Version(v)
 		_, err := p.Resolve(ctx, ref)
-		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "reads v1 or none (legacy)") {
-			t.Errorf("resolve v%d: %v, want a refusal naming v1 or none", v, err)
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "reads v1, v2 or none (legacy)") {
+			t.Errorf("resolve v%d: %v, want a refusal naming v1, v2 or none", v, err)
+		}
+	}
+	for _, v := range []int{1, 2} {
+		ref.SchemaVersion = provider.Version(v)
+		if _, err := p.Resolve(ctx, ref); err != nil {
+			t.Errorf("resolve v%d: %v", v, err)
 		}
 	}
 }

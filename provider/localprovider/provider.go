@@ -16,7 +16,7 @@ import (
 )
 
 // SchemaVersion is the version of the refs this package writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ShellFunc builds the shell module of a workspace.
 type ShellFunc func(ctx context.Context, ws *forkspace.Workspace) (provider.Shell, error)
