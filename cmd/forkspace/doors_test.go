@@ -26,7 +26,7 @@ type aDoor struct {
 }
 
 // TestDoorsAgree is issue 13's read-after-write across doors: one serve
-// process offers MCP, FUSE, WebDAV and S3 over one store; a file written
+// process offers REST, MCP, FUSE, WebDAV and S3 over one store; a file written
 // (and then overwritten) through any door reads back the same through
 // every other as soon as the write returns — no delay, no stale cache.
 func TestDoorsAgree(t *testing.T) {
@@ -69,7 +69,12 @@ func TestDoorsAgree(t *testing.T) {
 		}
 		return string(b)
 	}
+	api := strings.TrimSuffix(mcpURL, "/mcp") + "/v1/workspaces/w/files/"
 	doors := []aDoor{
+		// REST is what the Python and TypeScript SDKs, the dashboard and
+		// the CLI beside a server speak.
+		{"rest", func(t *testing.T, p, s string) { httpDo(t, "PUT", api+p, s) },
+			func(t *testing.T, p string) string { return httpDo(t, "GET", api+p, "") }},
 		{"mcp", func(t *testing.T, p, s string) {
 			if text, isErr := mcpCall(t, cs, "write", map[string]any{"path": p, "content": s}); isErr {
 				t.Fatal(text)
@@ -122,7 +127,7 @@ func TestDoorsAgree(t *testing.T) {
 		}
 	}
 	// Every door writes a file and then overwrites every other door's,
-	// each checked through all four right away (the overwrite catches a
+	// each checked through all five right away (the overwrite catches a
 	// door serving a cached copy).
 	for _, w := range doors {
 		p := "by-" + w.name + ".txt"
