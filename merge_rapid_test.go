@@ -227,7 +227,8 @@ func alias(base, ours, theirs tree) tree {
 			same := !inTree(out, o) && !inTree(base, o) && on.dir == n.dir && (n.dir || on.content == n.content)
 			// A new directory of theirs where ours has a directory it
 			// moved there is that directory: theirs' new entries go in it.
-			into := !same && n.dir && on.dir && inTree(base, o) && base.pathOf(o) != ours.pathOf(o)
+			// (Unless theirs deleted it: then the new one stands alone.)
+			into := !same && n.dir && on.dir && inTree(base, o) && inTree(theirs, o) && base.pathOf(o) != ours.pathOf(o)
 			if !same && !into {
 				continue
 			}
