@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/forkspace/forkspace/internal/citest"
 )
 
 // inspectors are the MCP Inspector releases this test runs: 0.15, whose
@@ -26,10 +28,7 @@ func TestMCPInspector(t *testing.T) {
 func testInspector(t *testing.T, inspector string) {
 	npx, err := exec.LookPath("npx")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("npx not found: CI must install node and npm (scripts/test.sh does)")
-		}
-		t.Skip("npx not found; install node and npm to run the MCP Inspector")
+		citest.Missing(t, "npx not found; install node and npm to run the MCP Inspector")
 	}
 	c := newCLI(t)
 	run := func(args ...string) string {
