@@ -15,28 +15,40 @@ import pytest
 import forkspace
 
 
-@pytest.fixture(scope="session")
-def server():
+def forkspace_binary():
     binary = os.environ.get("FORKSPACE_BIN") or shutil.which("forkspace")
     if not binary:
         pytest.fail("set FORKSPACE_BIN to a forkspace binary (or put forkspace on PATH)")
-    home = tempfile.mkdtemp(prefix="forkspace-pytest-")
-    env = dict(os.environ, FORKSPACE_HOME=os.path.join(home, "store"))
-    subprocess.run([binary, "init"], env=env, check=True, capture_output=True)
+    return binary
+
+
+def start_server(binary, env):
+    """Runs `forkspace serve` on a loopback port of the store env names;
+    returns the process and the server's base URL."""
     proc = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], env=env,
                             stderr=subprocess.PIPE, text=True)
-    url = None
     for line in proc.stderr:
         if "serving MCP at " in line:
-            url = line.split("serving MCP at ", 1)[1].strip().removesuffix("/mcp")
-            break
-    if url is None:
-        proc.kill()
-        pytest.fail("forkspace serve did not report its address")
-    yield {"url": url, "binary": binary, "env": env}
+            return proc, line.split("serving MCP at ", 1)[1].strip().removesuffix("/mcp")
+    proc.kill()
+    pytest.fail("forkspace serve did not report its address")
+
+
+def stop_server(proc, home):
     proc.terminate()
     proc.wait(timeout=10)
     shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def server():
+    binary = forkspace_binary()
+    home = tempfile.mkdtemp(prefix="forkspace-pytest-")
+    env = dict(os.environ, FORKSPACE_HOME=os.path.join(home, "store"))
+    subprocess.run([binary, "init"], env=env, check=True, capture_output=True)
+    proc, url = start_server(binary, env)
+    yield {"url": url, "binary": binary, "env": env}
+    stop_server(proc, home)
 
 
 @pytest.fixture

@@ -1,13 +1,13 @@
 """Tokens: a revoked token is a typed error naming the cause."""
 
 import os
-import shutil
 import subprocess
 import tempfile
 
 import pytest
 
 import forkspace
+from conftest import forkspace_binary, start_server, stop_server
 
 
 def _cli(binary, env, *args):
@@ -15,9 +15,9 @@ def _cli(binary, env, *args):
 
 
 @pytest.fixture(scope="module")
-def secured(server):
+def secured():
     """A second server, on a store holding an admin token and a revoked one."""
-    binary = server["binary"]
+    binary = forkspace_binary()
     home = tempfile.mkdtemp(prefix="forkspace-pytest-tokens-")
     env = dict(os.environ, FORKSPACE_HOME=os.path.join(home, "store"), FORKSPACE_SERVER="", FORKSPACE_TOKEN="")
     _cli(binary, env, "init")
@@ -25,19 +25,9 @@ def secured(server):
     revoked = _cli(binary, env, "token", "create", "--perm", "read", "--label", "gone")
     revoked_id = revoked.split("_")[1]
     _cli(binary, env, "token", "revoke", revoked_id)
-    proc = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], env=env, stderr=subprocess.PIPE, text=True)
-    url = None
-    for line in proc.stderr:
-        if "serving MCP at " in line:
-            url = line.split("serving MCP at ", 1)[1].strip().removesuffix("/mcp")
-            break
-    if url is None:
-        proc.kill()
-        pytest.fail("forkspace serve did not report its address")
+    proc, url = start_server(binary, env)
     yield {"url": url, "admin": admin, "revoked": revoked}
-    proc.terminate()
-    proc.wait(timeout=10)
-    shutil.rmtree(home, ignore_errors=True)
+    stop_server(proc, home)
 
 
 def test_revoked_token_is_unauthenticated(secured):
