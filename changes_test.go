@@ -11,7 +11,6 @@ import (
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/feed"
-	"github.com/forkspace/forkspace/mount"
 )
 
 // feedTools reads the store's feed from the start and returns "tool
@@ -46,18 +45,7 @@ func TestFeedLibrarySurfaces(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(host, "notes.md"), []byte("host notes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, MountDrivers: mountDrivers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := mount.ParseSpec("/host=file://"+host+"?mode=rw&writeback=manual", mountDrivers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.Create(ctx, "ws", forkspace.CreateOptions{Mounts: []mount.Spec{spec}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, w := hostMounted(t, dir, host, "?mode=rw&writeback=manual", "ws")
 	id := w.ID()
 	if _, err := w.ReadFile(ctx, "host/notes.md"); err != nil {
 		t.Fatal(err)

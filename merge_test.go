@@ -14,7 +14,6 @@ import (
 	"github.com/forkspace/forkspace/merge"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
-	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -481,24 +480,12 @@ func mustLstat(t *testing.T, f *vfs.FS, name string) fs.FileInfo {
 // fork carries the fork's own changes and leaves ours' mount alone (it
 // failed with "mkdir host: read-only: /host is a mount point").
 func TestMergeSkipsMounts(t *testing.T) {
-	ctx := context.Background()
 	host := t.TempDir()
 	if err := os.WriteFile(filepath.Join(host, "notes.md"), []byte("host notes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), MountDrivers: mountDrivers})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, w := hostMounted(t, t.TempDir(), host, "", "w")
 	defer st.Close()
-	spec, err := mount.ParseSpec("/host=file://"+host, mountDrivers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.Create(ctx, "w", forkspace.CreateOptions{Mounts: []mount.Spec{spec}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := mustFork(t, w, "f")
 	if got := read(t, f.FS, "host/notes.md"); got != "host notes" {
 		t.Fatalf("the fork's mount reads %q", got)

@@ -20,6 +20,28 @@ import (
 
 var mountDrivers = mount.Drivers{"file": hostmount.Driver, "dev": devmount.Driver}
 
+// hostMounted opens a store in dir with the built-in mount drivers and
+// creates workspace name with host directory host mounted at /host
+// (query: the mount URL's options, such as "?mode=rw"). The caller closes
+// the store.
+func hostMounted(t *testing.T, dir, host, query, name string) (*forkspace.Store, *forkspace.Workspace) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, MountDrivers: mountDrivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := mount.ParseSpec("/host=file://"+host+query, mountDrivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.Create(ctx, name, forkspace.CreateOptions{Mounts: []mount.Spec{spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, w
+}
+
 // TestMounts: a workspace created with a URL mount (persisted) and a code
 // mount; reopen rebuilds the URL mount without re-listing; a fork
 // inherits the table; the policy answers the sandbox's questions.
@@ -154,19 +176,8 @@ func TestMountsGC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), MountDrivers: mountDrivers})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, w := hostMounted(t, t.TempDir(), host, "", "ws")
 	defer st.Close()
-	spec, err := mount.ParseSpec("/host=file://"+host, mountDrivers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.Create(ctx, "ws", forkspace.CreateOptions{Mounts: []mount.Spec{spec}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range []string{"host/small.txt", "host/big.bin"} {
 		if _, err := w.ReadFile(ctx, p); err != nil {
 			t.Fatal(err)
