@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/localprovider"
 	"github.com/forkspace/forkspace/provider/memprovider"
@@ -22,17 +23,26 @@ type env struct {
 
 func newEnv(t *testing.T, opts tools.Options) *env {
 	t.Helper()
+	e, _ := newStoreEnv(t, "test", func(*forkspace.Store) tools.Options { return opts })
+	return e
+}
+
+// newStoreEnv is newEnv for session session, with the tool options made
+// from the in-memory store (its audit log, its feed); it returns the store
+// too.
+func newStoreEnv(t *testing.T, session string, opts func(*forkspace.Store) tools.Options) (*env, *forkspace.Store) {
+	t.Helper()
 	ctx := context.Background()
 	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	ws, _, err := p.Open(ctx, memprovider.Config{}, provider.Session{ID: "test"}, nil)
+	ws, _, err := p.Open(ctx, memprovider.Config{}, provider.Session{ID: session}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ws: ws, set: tools.New(opts)}
+	return &env{t: t, ws: ws, set: tools.New(opts(p.Store()))}, p.Store()
 }
 
 // sessions returns a function that opens workspace name (made on first

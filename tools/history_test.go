@@ -1,31 +1,19 @@
 package tools_test
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/provider"
-	"github.com/forkspace/forkspace/provider/memprovider"
 	"github.com/forkspace/forkspace/tools"
 )
 
 // TestHistoryTool lists the steps a session made with their changed paths
 // and state refs, then diffs against and restores to one of them.
 func TestHistoryTool(t *testing.T) {
-	ctx := context.Background()
-	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	ws, _, err := p.Open(ctx, memprovider.Config{}, provider.Session{ID: "test"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, ws: ws, set: tools.New(tools.Options{Recorder: p.Store().AuditLog()})}
+	e, _ := newStoreEnv(t, "test", func(st *forkspace.Store) tools.Options { return tools.Options{Recorder: st.AuditLog()} })
 	e.ok("history", M{}) // nothing yet
 	e.ok("write", M{"path": "a.txt", "content": "v1\n"})
 	e.ok("write", M{"path": "a.txt", "content": "v2\n"})

@@ -3,12 +3,10 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/forkspace/forkspace/provider"
-	"github.com/forkspace/forkspace/provider/memprovider"
+	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/tools"
 )
 
@@ -17,17 +15,10 @@ import (
 // quietly, and refuses a since the feed does not have.
 func TestWatchTool(t *testing.T) {
 	ctx := context.Background()
-	p, err := memprovider.New(ctx, memprovider.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	ws, _, err := p.Open(ctx, memprovider.Config{}, provider.Session{ID: "agent"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := p.Store()
-	e := &env{t: t, ws: ws, set: tools.New(tools.Options{Recorder: st.AuditLog(), Feed: st.Feed()})}
+	e, st := newStoreEnv(t, "agent", func(st *forkspace.Store) tools.Options {
+		return tools.Options{Recorder: st.AuditLog(), Feed: st.Feed()}
+	})
+	ws := e.ws
 	watch := func(args map[string]any) tools.WatchResult {
 		t.Helper()
 		r := e.call("watch", args)
