@@ -89,7 +89,17 @@ func sanitize(err error) string {
 	case errors.Is(err, errdefs.ErrStale):
 		return "the workspace changed underneath this call; try again"
 	}
-	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return sanitizeText(err.Error())
+}
+
+// sanitizeText is sanitize for an error already turned into text (an
+// audit entry's): its first line, without host paths or database
+// messages, bounded; a full disk by its kind.
+func sanitizeText(msg string) string {
+	if strings.Contains(msg, syscall.ENOSPC.Error()) {
+		return sanitize(syscall.ENOSPC)
+	}
+	msg, _, _ = strings.Cut(msg, "\n")
 	msg = strings.ReplaceAll(msg, ": "+sql.ErrNoRows.Error(), "")
 	msg = hostPath.ReplaceAllString(msg, "${1}<host path>")
 	if len(msg) > 2*maxShown {

@@ -43,6 +43,13 @@ func historyTool(ctx context.Context, c *call, in historyIn) (string, historyOut
 	if len(steps) == 0 {
 		return "No recorded steps yet.", historyOut{Steps: []provider.Step{}}, nil
 	}
+	// A failed step's error was recorded as it was: the model sees it as
+	// it sees any error, without host paths or store internals.
+	for i := range steps {
+		if steps[i].Error != "" {
+			steps[i].Error = sanitizeText(steps[i].Error)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("Steps, newest first (state: diff from/to it or restore it):\n")
 	for _, s := range steps {
@@ -57,7 +64,7 @@ func historyTool(ctx context.Context, c *call, in historyIn) (string, historyOut
 			fmt.Fprintf(&b, " %q", firstLine(s.Command))
 		}
 		if s.Error != "" {
-			fmt.Fprintf(&b, "  failed (nothing changed): %s", firstLine(s.Error))
+			fmt.Fprintf(&b, "  failed (nothing changed): %s", s.Error)
 		}
 		if len(s.Changed) > 0 {
 			b.WriteString("  changed: " + strings.Join(s.Changed[:min(len(s.Changed), maxHistoryPaths)], ", "))
