@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,11 +76,16 @@ func view(t testing.TB, s meta.Store, fn func(meta.Tx) error) {
 	}
 }
 
-// wantErr fails the test unless errors.Is(err, target).
+// wantErr fails the test unless errors.Is(err, target). A missing row
+// must not bring the driver's words along ("sql: no rows in result set"
+// reached users through every message built on it).
 func wantErr(t testing.TB, what string, err, target error) {
 	t.Helper()
 	if !errors.Is(err, target) {
 		t.Errorf("%s: got error %v, want %v", what, err, target)
+	}
+	if err != nil && strings.Contains(err.Error(), "no rows") {
+		t.Errorf("%s: the error names the driver's internals: %v", what, err)
 	}
 }
 

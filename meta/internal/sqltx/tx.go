@@ -38,8 +38,10 @@ func New(ctx context.Context, src StmtSource, translate func(error) error, readO
 // Finish ends the transaction's use: later calls fail with fs.ErrClosed.
 func (t *Tx) Finish() { t.finished.Store(true) }
 
-// errNoRow is a read that found no row.
-var errNoRow = fmt.Errorf("%w: %w", fs.ErrNotExist, sql.ErrNoRows)
+// errNoRow is a read that found no row: fs.ErrNotExist alone, since the
+// driver's "sql: no rows in result set" would reach users in every
+// message built on it.
+var errNoRow = fs.ErrNotExist
 
 var _ meta.Tx = (*Tx)(nil)
 
@@ -161,13 +163,16 @@ func toNanos(t time.Time) any {
 // Translator returns the translate function of a driver (see New) from
 // sentinelOf, which names the forkspace sentinel matching a driver error
 // (nil for none): the sentinel goes in front of the error, which stays in
-// the chain.
+// the chain; a missing row is errNoRow alone.
 func Translator(sentinelOf func(error) error) func(error) error {
 	return func(err error) error {
 		if err == nil {
 			return nil
 		}
 		if sentinel := sentinelOf(err); sentinel != nil && !errors.Is(err, sentinel) {
+			if errors.Is(err, sql.ErrNoRows) {
+				return errNoRow
+			}
 			return fmt.Errorf("%w: %w", sentinel, err)
 		}
 		return err
