@@ -21,6 +21,7 @@ import (
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
+	"github.com/forkspace/forkspace/vfs"
 )
 
 // inlineMax keeps test files small: larger files become blobs.
@@ -146,12 +147,63 @@ func (e *env) stored() (blobs, bodies, nodes hashSet) {
 	return blobs, bodies, nodes
 }
 
-// reachableNodes walks every head and checkpoint root (without skipping
+// stateRoots lists the roots of every workspace's kept recorded states.
+func (e *env) stateRoots() []cas.Hash {
+	e.t.Helper()
+	var roots []cas.Hash
+	err := e.meta.View(context.Background(), func(tx meta.Tx) error {
+		ws, err := tx.Workspaces()
+		for _, w := range ws {
+			var r []cas.Hash
+			if r, _, err = tx.HistoryRefs(w.ID); err != nil {
+				return err
+			}
+			roots = append(roots, r...)
+		}
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return roots
+}
+
+// stateTrees returns the bodies and chunks the trees of the kept recorded
+// states' roots reference.
+func (e *env) stateTrees() (bodies, chunks hashSet) {
+	e.t.Helper()
+	bodies, chunks = hashSet{}, hashSet{}
+	k := kvOf(e)
+	for _, r := range e.stateRoots() {
+		err := k.Walk(context.Background(), r, kv.WalkFuncs{Leaf: func(key, value []byte) error {
+			man, ok, err := vfs.ContentRefs(key, value)
+			if err != nil || !ok {
+				return err
+			}
+			for _, x := range man.Extents {
+				switch {
+				case x.Hash.IsZero():
+				case man.Inline:
+					bodies[x.Hash] = true
+				default:
+					chunks[x.Hash] = true
+				}
+			}
+			return nil
+		}})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return bodies, chunks
+}
+
+// reachableNodes walks every head, checkpoint and kept state root (without skipping
 // shared subtrees: an independent count of what GC must keep).
 func (e *env) reachableNodes() hashSet {
 	e.t.Helper()
 	ctx := context.Background()
-	var roots []cas.Hash
+	roots := e.stateRoots()
 	err := e.meta.View(ctx, func(tx meta.Tx) error {
 		ws, err := tx.Workspaces()
 		if err != nil {
