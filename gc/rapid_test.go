@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"sync/atomic"
@@ -68,6 +69,12 @@ func (m *model) kept(ws string) []files {
 	return h[len(h)-min(len(h), m.keep):]
 }
 
+// recorded appends the state an audited call left ws in.
+func (m *model) recorded(ws string) {
+	m.hist[ws] = append(m.hist[ws], maps.Clone(m.ws[ws]))
+	m.prune(ws)
+}
+
 // prune drops the states of ws past the retention policy, as the store
 // does at ws's next audited call and at a collection.
 func (m *model) prune(ws string) { m.hist[ws] = slices.Clone(m.kept(ws)) }
@@ -118,35 +125,49 @@ func TestGCModel(t *testing.T) {
 			}
 			return a
 		}
-		// recorded appends the state an audited call left ws in.
-		recorded := func(ws string) {
-			m.hist[ws] = append(m.hist[ws], maps.Clone(m.ws[ws]))
-			m.prune(ws)
+		writer := func(name string, logged bool) interface {
+			WriteFile(context.Context, string, []byte, fs.FileMode) error
+			Remove(context.Context, string) error
+		} {
+			if logged {
+				return audited(name)
+			}
+			return open(name)
 		}
 		pickWS := func(rt *rapid.T) string {
 			return rapid.SampledFrom(slices.Sorted(maps.Keys(m.ws))).Draw(rt, "ws")
 		}
+		// write and remove change a file of a workspace, through an
+		// audited call (which records the state it leaves) or not.
+		write := func(rt *rapid.T, logged bool) {
+			ws := pickWS(rt)
+			name := fmt.Sprintf("f%d", rapid.IntRange(0, 5).Draw(rt, "file"))
+			data := pool[rapid.IntRange(0, len(pool)-1).Draw(rt, "content")]
+			if err := writer(ws, logged).WriteFile(ctx, name, data, 0o644); err != nil {
+				rt.Fatal(err)
+			}
+			m.ws[ws][name] = data
+			if logged {
+				m.recorded(ws)
+			}
+		}
+		remove := func(rt *rapid.T, logged bool) {
+			ws := pickWS(rt)
+			if len(m.ws[ws]) == 0 {
+				return
+			}
+			name := rapid.SampledFrom(slices.Sorted(maps.Keys(m.ws[ws]))).Draw(rt, "file")
+			if err := writer(ws, logged).Remove(ctx, name); err != nil {
+				rt.Fatal(err)
+			}
+			delete(m.ws[ws], name)
+			if logged {
+				m.recorded(ws)
+			}
+		}
 		actions := map[string]func(*rapid.T){
-			"write": func(rt *rapid.T) {
-				ws := pickWS(rt)
-				name := fmt.Sprintf("f%d", rapid.IntRange(0, 5).Draw(rt, "file"))
-				data := pool[rapid.IntRange(0, len(pool)-1).Draw(rt, "content")]
-				if err := open(ws).WriteFile(ctx, name, data, 0o644); err != nil {
-					rt.Fatal(err)
-				}
-				m.ws[ws][name] = data
-			},
-			"remove": func(rt *rapid.T) {
-				ws := pickWS(rt)
-				if len(m.ws[ws]) == 0 {
-					return
-				}
-				name := rapid.SampledFrom(slices.Sorted(maps.Keys(m.ws[ws]))).Draw(rt, "file")
-				if err := open(ws).Remove(ctx, name); err != nil {
-					rt.Fatal(err)
-				}
-				delete(m.ws[ws], name)
-			},
+			"write":  func(rt *rapid.T) { write(rt, false) },
+			"remove": func(rt *rapid.T) { remove(rt, false) },
 			"fork": func(rt *rapid.T) {
 				ws := pickWS(rt)
 				name := fmt.Sprintf("w%d", m.next)
@@ -175,28 +196,8 @@ func TestGCModel(t *testing.T) {
 				}
 				m.ws[c.ws] = maps.Clone(c.files)
 			},
-			"auditedWrite": func(rt *rapid.T) {
-				ws := pickWS(rt)
-				name := fmt.Sprintf("f%d", rapid.IntRange(0, 5).Draw(rt, "file"))
-				data := pool[rapid.IntRange(0, len(pool)-1).Draw(rt, "content")]
-				if err := audited(ws).WriteFile(ctx, name, data, 0o644); err != nil {
-					rt.Fatal(err)
-				}
-				m.ws[ws][name] = data
-				recorded(ws)
-			},
-			"auditedRemove": func(rt *rapid.T) {
-				ws := pickWS(rt)
-				if len(m.ws[ws]) == 0 {
-					return
-				}
-				name := rapid.SampledFrom(slices.Sorted(maps.Keys(m.ws[ws]))).Draw(rt, "file")
-				if err := audited(ws).Remove(ctx, name); err != nil {
-					rt.Fatal(err)
-				}
-				delete(m.ws[ws], name)
-				recorded(ws)
-			},
+			"auditedWrite":  func(rt *rapid.T) { write(rt, true) },
+			"auditedRemove": func(rt *rapid.T) { remove(rt, true) },
 			"restoreState": func(rt *rapid.T) {
 				ws := pickWS(rt)
 				h := m.kept(ws)
@@ -208,7 +209,7 @@ func TestGCModel(t *testing.T) {
 					rt.Fatal(err)
 				}
 				m.ws[ws] = maps.Clone(h[len(h)-1-back])
-				recorded(ws)
+				m.recorded(ws)
 			},
 			"readState": func(rt *rapid.T) {
 				ws := pickWS(rt)
