@@ -128,6 +128,9 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 			if err := persistMounts(tx, row.ID, specs); err != nil {
 				return err
 			}
+			if err := copyExecPolicy(tx, w.id, row.ID); err != nil {
+				return err
+			}
 			if err := tx.SetRoot(row.ID, head.Root); err != nil {
 				return err
 			}

@@ -220,6 +220,9 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 		if err := persistMounts(tx, row.ID, specs); err != nil {
 			return err
 		}
+		if err := copyExecPolicy(tx, w.id, row.ID); err != nil {
+			return err
+		}
 		if opts.Checkpoint != "" {
 			if len(staged) > 0 {
 				if err := tx.PutStaged(row.ID, staged); err != nil {

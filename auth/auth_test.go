@@ -10,7 +10,9 @@ import (
 
 	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/meta/memmeta"
+	"github.com/forkspace/forkspace/provider"
 )
 
 func newTokens(t *testing.T) *auth.Tokens {
@@ -196,5 +198,47 @@ func TestAllow(t *testing.T) {
 	root := auth.Scope{Tenant: auth.AnyTenant, Pattern: "*", Perms: auth.All}
 	if err := root.Allow(auth.Admin, "acme", ""); err != nil {
 		t.Errorf("store admin: %v", err)
+	}
+}
+
+// TestTokenExecPolicy: a token's exec policy is kept with it and comes
+// back in its scope; a token minted from it keeps the parts it leaves
+// unset, may narrow the others, and cannot widen any (fs.ErrPermission,
+// nothing created); negative limits are fs.ErrInvalid.
+func TestTokenExecPolicy(t *testing.T) {
+	tk := newTokens(t)
+	allow, err := execpolicy.ParseNetwork("registry.example:443,proxy.example:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := mustCreate(t, tk, nil, auth.Request{Perms: auth.All, Exec: execpolicy.Policy{Network: &allow, Limits: provider.Limits{Memory: 1 << 30}}})
+	ps := mustVerify(t, tk, parent.Token)
+	if ps.Exec.String() != "network registry.example:443,proxy.example:443, memory ≤ 1073741824" || parent.Exec.String() != ps.Exec.String() {
+		t.Fatalf("parent's policy %v (created %v)", ps.Exec, parent.Exec)
+	}
+	child := mustCreate(t, tk, &ps, auth.Request{Perms: auth.Exec, Exec: execpolicy.Policy{Limits: provider.Limits{Memory: 1 << 20}}})
+	if cs := mustVerify(t, tk, child.Token); cs.Exec.String() != "network registry.example:443,proxy.example:443, memory ≤ 1048576" {
+		t.Errorf("child's policy %v: want the parent's network and its own memory cap", cs.Exec)
+	}
+	before, _ := tk.List(context.Background(), nil)
+	full := execpolicy.Network{Mode: execpolicy.Full}
+	other, _ := execpolicy.ParseNetwork("evil.example:443")
+	for name, p := range map[string]execpolicy.Policy{
+		"full network":       {Network: &full},
+		"another host":       {Network: &other},
+		"more memory":        {Limits: provider.Limits{Memory: 2 << 30}},
+		"negative processes": {Limits: provider.Limits{Processes: -1}},
+	} {
+		_, err := tk.Create(context.Background(), &ps, auth.Request{Perms: auth.Exec, Exec: p})
+		want := fs.ErrPermission
+		if name == "negative processes" {
+			want = fs.ErrInvalid
+		}
+		if !errors.Is(err, want) {
+			t.Errorf("%s: create = %v, want %v", name, err, want)
+		}
+	}
+	if after, _ := tk.List(context.Background(), nil); len(after) != len(before) {
+		t.Errorf("refused tokens were created: %d tokens, want %d", len(after), len(before))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/forkspace/forkspace/execpolicy"
 )
 
 // Perm is a set of permissions.
@@ -87,6 +89,10 @@ type Scope struct {
 	Perms   Perm   `json:"perms"`
 	// ExpiresAt is zero for a token that does not expire.
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Exec is the token's exec policy (package execpolicy): what the
+	// commands it runs may have at most, narrowed with the server's and
+	// the workspace's. The zero value narrows nothing.
+	Exec execpolicy.Policy `json:"exec,omitzero"`
 }
 
 // Sees reports whether the scope reaches workspace name of tenant.
@@ -128,7 +134,9 @@ func Hidden(ref string) error {
 // Covers checks that child is no wider than s: its tenant (any, when s is
 // AnyTenant), a pattern matching only names s's matches (a literal name s
 // matches, s's own pattern, or s's "PREFIX*" with a longer literal
-// prefix), a subset of the permissions and an expiry no later than s's.
+// prefix), a subset of the permissions, an expiry no later than s's and
+// an exec policy whose set parts are within s's (execpolicy.Policy.Within;
+// Create gives the child s's for the parts it leaves unset).
 // A wider child is fs.ErrPermission.
 func (s Scope) Covers(child Scope) error {
 	switch {
@@ -140,6 +148,9 @@ func (s Scope) Covers(child Scope) error {
 		return fmt.Errorf("%w: permissions %s are not within this token's %s", fs.ErrPermission, child.Perms, s.Perms)
 	case !s.ExpiresAt.IsZero() && (child.ExpiresAt.IsZero() || child.ExpiresAt.After(s.ExpiresAt)):
 		return fmt.Errorf("%w: the new token must expire by %s, as this one does", fs.ErrPermission, s.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if err := child.Exec.Within(s.Exec); err != nil {
+		return fmt.Errorf("exec policy %s is not within this token's %s: %w", child.Exec, s.Exec, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base32"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -68,6 +70,9 @@ type Request struct {
 	// JSON); 0 is none, or the parent's expiry.
 	ExpiresIn time.Duration `json:"expires_in_ns,omitempty"`
 	Label     string        `json:"label,omitempty"`
+	// Exec is the token's exec policy: parts left unset are the caller's
+	// token's (none for the store's owner); set parts must be within it.
+	Exec execpolicy.Policy `json:"exec,omitzero"`
 }
 
 // Info describes a token (never its secret). State is "active",
@@ -83,6 +88,8 @@ type Info struct {
 	ExpiresAt  time.Time `json:"expires_at,omitzero"`
 	RevokedAt  time.Time `json:"revoked_at,omitzero"`
 	State      string    `json:"state"`
+	// Exec is the token's exec policy (zero: none).
+	Exec execpolicy.Policy `json:"exec,omitzero"`
 }
 
 // Created is a new token with its secrets, shown this once.
@@ -128,13 +135,16 @@ func (t *Tokens) Create(ctx context.Context, by *Scope, r Request) (Created, err
 	if len(r.Label) > 200 {
 		return Created{}, fmt.Errorf("token: %w: label longer than 200 bytes", fs.ErrInvalid)
 	}
+	if err := r.Exec.Check(); err != nil {
+		return Created{}, fmt.Errorf("token: %w", err)
+	}
 	var c Created
 	err := t.meta.Update(ctx, func(tx meta.Tx) error {
 		now, err := tx.Now()
 		if err != nil {
 			return err
 		}
-		scope := Scope{Tenant: tenant, Pattern: pattern, Perms: r.Perms}
+		scope := Scope{Tenant: tenant, Pattern: pattern, Perms: r.Perms, Exec: r.Exec}
 		if r.ExpiresIn > 0 {
 			scope.ExpiresAt = now.Add(r.ExpiresIn)
 		}
@@ -151,6 +161,7 @@ func (t *Tokens) Create(ctx context.Context, by *Scope, r Request) (Created, err
 			if err := by.Covers(scope); err != nil {
 				return err
 			}
+			scope.Exec = by.Exec.Narrow(scope.Exec)
 			parent = by.TokenID
 		}
 		id, secret := newSecret()
@@ -165,7 +176,10 @@ func (t *Tokens) Create(ctx context.Context, by *Scope, r Request) (Created, err
 		if err := tx.CreateToken(&row); err != nil {
 			return err
 		}
-		c = Created{Info: info(row, "active"), Token: secret, S3AccessKey: id, S3SecretKey: s3}
+		if err := putExecPolicy(tx, id, scope.Exec); err != nil {
+			return err
+		}
+		c = Created{Info: info(row, "active", scope.Exec), Token: secret, S3AccessKey: id, S3SecretKey: s3}
 		return nil
 	})
 	if err != nil {
@@ -310,7 +324,11 @@ func verifyChain(tx meta.Tx, id string, now time.Time) (Scope, error) {
 			if err != nil {
 				return Scope{}, fmt.Errorf("token %s: %w: %w", id, errdefs.ErrCorrupt, err)
 			}
-			s = Scope{TokenID: id, Tenant: k.Tenant, Pattern: k.Pattern, Perms: perms, ExpiresAt: k.ExpiresAt}
+			pol, err := execPolicy(tx, id)
+			if err != nil {
+				return Scope{}, err
+			}
+			s = Scope{TokenID: id, Tenant: k.Tenant, Pattern: k.Pattern, Perms: perms, ExpiresAt: k.ExpiresAt, Exec: pol}
 		}
 		cur = k.ParentID
 	}
@@ -328,10 +346,42 @@ func state(k *meta.Token, now time.Time) string {
 	return "active"
 }
 
-func info(k meta.Token, st string) Info {
+func info(k meta.Token, st string, pol execpolicy.Policy) Info {
 	perms, _ := ParsePerms(k.Perms)
 	return Info{ID: k.ID, Tenant: k.Tenant, Workspaces: k.Pattern, Perms: perms, Label: k.Label, Parent: k.ParentID,
-		CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, State: st}
+		CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, State: st, Exec: pol}
+}
+
+// execPolicyKey is the setting holding token id's exec policy (tokens
+// created before exec policies have none: the zero policy).
+func execPolicyKey(id string) string { return "token.exec." + id }
+
+// putExecPolicy records token id's exec policy (nothing for the zero one).
+func putExecPolicy(tx meta.Tx, id string, p execpolicy.Policy) error {
+	if p.IsZero() {
+		return nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return tx.SetSetting(execPolicyKey(id), string(b))
+}
+
+// execPolicy reads token id's exec policy.
+func execPolicy(tx meta.Tx, id string) (execpolicy.Policy, error) {
+	var p execpolicy.Policy
+	raw, err := tx.Setting(execPolicyKey(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return p, fmt.Errorf("token %s: exec policy: %w: %w", id, errdefs.ErrCorrupt, err)
+	}
+	return p, nil
 }
 
 // List returns the tokens by may see (nil: all), oldest first: an admin
@@ -356,7 +406,11 @@ func (t *Tokens) List(ctx context.Context, by *Scope) ([]Info, error) {
 			if by != nil && !manages(by, &k, byID) {
 				continue
 			}
-			out = append(out, info(k, chainState(&k, byID, now)))
+			pol, err := execPolicy(tx, k.ID)
+			if err != nil {
+				return err
+			}
+			out = append(out, info(k, chainState(&k, byID, now), pol))
 		}
 		return nil
 	})

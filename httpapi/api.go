@@ -11,6 +11,7 @@ import (
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/auth"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/provider"
@@ -80,6 +81,10 @@ type API interface {
 	// Exec runs a command in the sandbox against ws, copying its output
 	// to stdout and stderr as it comes (nil: not copied).
 	Exec(ctx context.Context, ws string, r provider.ExecRequest, stdout, stderr io.Writer) (provider.ExecResult, error)
+	// ExecPolicy returns ws's exec policy (package execpolicy; zero:
+	// none); SetExecPolicy replaces it (zero clears it) and returns it.
+	ExecPolicy(ctx context.Context, ws string) (execpolicy.Policy, error)
+	SetExecPolicy(ctx context.Context, ws string, p execpolicy.Policy) (execpolicy.Policy, error)
 
 	// Merge merges state r.From into ws, three-way (forkspace.Merge);
 	// with the fail policy and conflicts it returns them and an error

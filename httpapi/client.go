@@ -14,6 +14,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/vfs"
@@ -346,6 +347,14 @@ func (c *Client) Exec(ctx context.Context, name string, r provider.ExecRequest, 
 			}
 		}
 	}
+}
+
+func (c *Client) ExecPolicy(ctx context.Context, name string) (p execpolicy.Policy, err error) {
+	return p, c.call(ctx, "GET", c.u(nil, ws(name), "exec-policy"), nil, &p)
+}
+
+func (c *Client) SetExecPolicy(ctx context.Context, name string, p execpolicy.Policy) (out execpolicy.Policy, err error) {
+	return out, c.call(ctx, "PUT", c.u(nil, ws(name), "exec-policy"), p, &out)
 }
 
 func (c *Client) Mounts(ctx context.Context, name string) (ms []forkspace.MountInfo, err error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/provider"
@@ -666,6 +667,25 @@ func (l *Local) Exec(ctx context.Context, ws string, r provider.ExecRequest, std
 	}
 	defer sh.Close()
 	return sh.ExecStream(ctx, r, stdout, stderr)
+}
+
+func (l *Local) ExecPolicy(ctx context.Context, ws string) (execpolicy.Policy, error) {
+	w, err := l.workspace(ctx, ws)
+	if err != nil {
+		return execpolicy.Policy{}, err
+	}
+	return w.ExecPolicy(ctx)
+}
+
+func (l *Local) SetExecPolicy(ctx context.Context, ws string, p execpolicy.Policy) (execpolicy.Policy, error) {
+	w, err := l.live(ctx, "set exec policy of", ws)
+	if err == nil {
+		err = w.SetExecPolicy(ctx, p)
+	}
+	if err != nil {
+		return execpolicy.Policy{}, err
+	}
+	return w.ExecPolicy(ctx)
 }
 
 func (l *Local) Mounts(ctx context.Context, ws string) ([]forkspace.MountInfo, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/vfs"
@@ -118,6 +119,11 @@ func routeTable() []route {
 
 		{method: "POST", pattern: "/v1/workspaces/{ws}/exec", op: "exec", need: needExec, summary: "Run a command in the sandbox; output streams as NDJSON events, the result last",
 			in: typeOf[provider.ExecRequest](), out: typeOf[ExecEvent](), rawOut: "application/x-ndjson", ok: 200, handle: (*Server).exec},
+
+		{method: "GET", pattern: "/v1/workspaces/{ws}/exec-policy", op: "execPolicy", need: needRead, summary: "The workspace's exec policy: network and limit caps of its commands (narrowed with the server's and the token's)",
+			out: typeOf[execpolicy.Policy](), ok: 200, handle: (*Server).execPolicy},
+		{method: "PUT", pattern: "/v1/workspaces/{ws}/exec-policy", op: "setExecPolicy", need: needAdmin, summary: "Replace the workspace's exec policy ({} clears it; a token sets only what is within its own)",
+			in: typeOf[execpolicy.Policy](), out: typeOf[execpolicy.Policy](), ok: 200, handle: (*Server).setExecPolicy},
 
 		{method: "GET", pattern: "/v1/workspaces/{ws}/mounts", op: "listMounts", need: needRead, summary: "List the workspace's mounts",
 			out: typeOf[[]forkspace.MountInfo](), ok: 200, handle: (*Server).mounts},

@@ -39,6 +39,7 @@ var bodies = map[string]string{
 	"POST /v1/workspaces/{ws}/import":          ``,
 	"GET /v1/diff":                             ``,
 	"POST /v1/tokens":                          `{"perms":"read"}`,
+	"PUT /v1/workspaces/{ws}/exec-policy":      `{"network":"full"}`,
 }
 
 // TestEveryRoute tries each route with a foreign Origin (403), in a

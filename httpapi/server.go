@@ -15,6 +15,7 @@ import (
 
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/auth"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -740,6 +741,26 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return enc.Encode(ExecEvent{Result: raw})
+}
+
+func (s *Server) execPolicy(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.opts.API.ExecPolicy(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		return err
+	}
+	return reply(w, http.StatusOK, p)
+}
+
+func (s *Server) setExecPolicy(w http.ResponseWriter, r *http.Request) error {
+	var req execpolicy.Policy
+	if err := decode(r, &req, false); err != nil {
+		return err
+	}
+	p, err := s.opts.API.SetExecPolicy(r.Context(), r.PathValue("ws"), req)
+	if err != nil {
+		return err
+	}
+	return reply(w, http.StatusOK, p)
 }
 
 func (s *Server) mounts(w http.ResponseWriter, r *http.Request) error {

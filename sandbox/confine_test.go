@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -106,7 +107,7 @@ func TestNetworkOffByDefault(t *testing.T) {
 	}
 	// With the network on, the sandbox has its own interface (slirp4netns),
 	// never the host's.
-	s, _ = newShell(t, Options{Network: NetworkPolicy{Mode: NetworkFull}})
+	s, _ = newShell(t, Options{Network: execpolicy.Network{Mode: execpolicy.Full}})
 	res, err := s.Exec(context.Background(), provider.ExecRequest{Command: "cat /proc/net/dev", Network: true})
 	if err != nil {
 		t.Fatal(err)

@@ -126,18 +126,21 @@
 //
 // # Network
 //
-// Network access is the operator's decision (Options.Network, a
-// NetworkPolicy; the CLI's --network): off by default, full, or an
-// allowlist of host:port pairs. A request can only ask for less: without
-// ExecRequest.Network a run has no network under any policy, and asking
-// for it under NetworkOff fails with ErrNetworkDenied before anything
-// runs. With the network the sandbox keeps its own network namespace
+// Network access is the operator's decision: off by default, full, or an
+// allowlist of host:port pairs (package execpolicy), at three levels — the
+// server's (Options.Network; the CLI's --network), the workspace's
+// (Workspace.ExecPolicy) and the caller's token's (auth.Scope.Exec, from
+// ctx) — and a run gets the narrowest of them; the workspace's and the
+// token's limit caps lower Options.MaxLimits the same way. A request can
+// only ask for less: without ExecRequest.Network a run has no network
+// under any policy, and asking for it where the run's policy is off fails
+// with ErrNetworkDenied before anything runs. With the network the sandbox keeps its own network namespace
 // (never the host's): slirp4netns (Debian package slirp4netns) attaches
 // to it before the command starts (bubblewrap's --info-fd and --block-fd)
 // with --disable-host-loopback, and nft rules inside the namespace (Debian
 // package nftables, applied through nsenter; the command has no
-// capability to change them) drop the host's own addresses (NetworkFull)
-// or everything but the allowlist (NetworkAllow). So the server on the
+// capability to change them) drop the host's own addresses (execpolicy.Full)
+// or everything but the allowlist (execpolicy.Allow). So the server on the
 // host's 127.0.0.1 and the host's other addresses are unreachable. The
 // sandbox gets a synthesized /etc/resolv.conf (slirp's DNS forwarder;
 // none with an allowlist) and /etc/hosts (the allowlist's names, resolved

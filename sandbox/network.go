@@ -19,84 +19,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkspace/forkspace/execpolicy"
 )
-
-// NetworkMode is how much network the operator lets commands have.
-type NetworkMode int
-
-const (
-	// NetworkOff: commands see only their own loopback (the default).
-	NetworkOff NetworkMode = iota
-	// NetworkFull: commands that ask for the network reach any address
-	// but the host's own (loopback and interface addresses).
-	NetworkFull
-	// NetworkAllow: commands that ask for the network reach the listed
-	// host:port pairs and nothing else.
-	NetworkAllow
-)
-
-// NetworkPolicy is the operator's decision on network access (Options.
-// Network). A request can only ask for less: ExecRequest.Network turns
-// the policy's network on for one run; asking for it under NetworkOff
-// fails with ErrNetworkDenied.
-type NetworkPolicy struct {
-	Mode NetworkMode
-	// Allow lists "host:port" pairs (NetworkAllow): a host name is
-	// resolved to IPv4 addresses when a run starts, and the sandbox's
-	// /etc/hosts maps it to them (the sandbox has no DNS in this mode).
-	Allow []string
-}
 
 // ErrNetworkDenied is returned by Exec for a request that asks for the
-// network when the policy is NetworkOff. It matches fs.ErrPermission.
+// network when the run's policy (the server's, the workspace's and the
+// token's, narrowed: execpolicy) is off. It matches fs.ErrPermission.
 var ErrNetworkDenied = fmt.Errorf("network access is off by the operator's policy: %w", fs.ErrPermission)
-
-// ParseNetwork parses a policy as the CLI takes it: "off", "full", or a
-// comma-separated list of host:port pairs.
-func ParseNetwork(s string) (NetworkPolicy, error) {
-	switch s = strings.TrimSpace(s); s {
-	case "", "off":
-		return NetworkPolicy{}, nil
-	case "full":
-		return NetworkPolicy{Mode: NetworkFull}, nil
-	}
-	p := NetworkPolicy{Mode: NetworkAllow}
-	for _, hp := range strings.Split(s, ",") {
-		hp = strings.TrimSpace(hp)
-		if err := checkHostPort(hp); err != nil {
-			return NetworkPolicy{}, err
-		}
-		p.Allow = append(p.Allow, hp)
-	}
-	return p, nil
-}
-
-// String returns the policy in ParseNetwork's syntax.
-func (p NetworkPolicy) String() string {
-	switch p.Mode {
-	case NetworkFull:
-		return "full"
-	case NetworkAllow:
-		return strings.Join(p.Allow, ",")
-	}
-	return "off"
-}
-
-// checkHostPort checks one allowlist entry.
-func checkHostPort(hp string) error {
-	host, port, err := net.SplitHostPort(hp)
-	if err == nil {
-		var n int
-		n, err = strconv.Atoi(port)
-		if err == nil && (n < 1 || n > 65535 || host == "" || strings.ContainsAny(host, " \t\n#")) {
-			err = errors.New("want host:port with a port in 1-65535")
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("network policy %q: %w: %v (want off, full or host:port,...)", hp, fs.ErrInvalid, err)
-	}
-	return nil
-}
 
 // sandboxNet is the address plan of slirp4netns inside the sandbox.
 const (
@@ -109,9 +39,9 @@ const (
 // ordinary sockets of the host process, with --disable-host-loopback), and
 // nft rules inside that namespace, applied before the command starts.
 type netRun struct {
-	policy NetworkPolicy
-	// allow is the resolved allowlist (NetworkAllow); deny the host's own
-	// addresses (NetworkFull).
+	policy execpolicy.Network
+	// allow is the resolved allowlist (execpolicy.Allow); deny the host's own
+	// addresses (execpolicy.Full).
 	allow []netip.AddrPort
 	deny  []netip.Addr
 	// hosts maps allowlisted names to addresses for /etc/hosts.
@@ -124,7 +54,7 @@ type netRun struct {
 
 // newNetRun resolves the policy for one run. Only IPv4 is routed (slirp4netns
 // without IPv6).
-func newNetRun(ctx context.Context, p NetworkPolicy) (*netRun, error) {
+func newNetRun(ctx context.Context, p execpolicy.Network) (*netRun, error) {
 	for _, tool := range []string{"slirp4netns", "nft", "nsenter"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, fmt.Errorf("exec: network: %s not found (Debian packages slirp4netns, nftables, util-linux): %w: %w", tool, errors.ErrUnsupported, err)
@@ -132,7 +62,7 @@ func newNetRun(ctx context.Context, p NetworkPolicy) (*netRun, error) {
 	}
 	n := &netRun{policy: p, hosts: map[string][]netip.Addr{}}
 	switch p.Mode {
-	case NetworkFull:
+	case execpolicy.Full:
 		addrs, err := net.InterfaceAddrs()
 		if err != nil {
 			return nil, fmt.Errorf("exec: network: host addresses: %w", err)
@@ -142,7 +72,7 @@ func newNetRun(ctx context.Context, p NetworkPolicy) (*netRun, error) {
 				n.deny = append(n.deny, pfx.Addr())
 			}
 		}
-	case NetworkAllow:
+	case execpolicy.Allow:
 		for _, hp := range p.Allow {
 			host, port, _ := net.SplitHostPort(hp)
 			pn, _ := strconv.Atoi(port)
@@ -175,19 +105,19 @@ func (n *netRun) etcFiles() map[string]string {
 		}
 	}
 	resolv := "nameserver " + sandboxDNS + "\n"
-	if n.policy.Mode == NetworkAllow {
+	if n.policy.Mode == execpolicy.Allow {
 		resolv = "# no DNS: allowlisted names are in /etc/hosts\n"
 	}
 	return map[string]string{"resolv.conf": resolv, "hosts": hosts}
 }
 
 // ruleset returns the nft rules of the sandbox's namespace: the host's own
-// addresses dropped (NetworkFull), or only the allowlist accepted
-// (NetworkAllow). The command has no capability to change them.
+// addresses dropped (execpolicy.Full), or only the allowlist accepted
+// (execpolicy.Allow). The command has no capability to change them.
 func (n *netRun) ruleset() string {
 	var b strings.Builder
 	b.WriteString("table inet forkspace {\n\tchain output {\n\t\ttype filter hook output priority 0;")
-	if n.policy.Mode == NetworkAllow {
+	if n.policy.Mode == execpolicy.Allow {
 		b.WriteString(" policy drop;\n\t\toifname \"lo\" accept\n\t\tct state established,related accept\n")
 		for _, ap := range n.allow {
 			fmt.Fprintf(&b, "\t\tip daddr %s meta l4proto { tcp, udp } th dport %d accept\n", ap.Addr(), ap.Port())
@@ -309,7 +239,7 @@ func (n *netRun) configure(pid int) error {
 	const nsPaths = "/proc/self/fd/3"
 	args := []string{"--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp",
 		"--netns-type=path", "--userns-path=/proc/self/fd/4", "--ready-fd=5", "--exit-fd=6"}
-	if n.policy.Mode == NetworkAllow {
+	if n.policy.Mode == execpolicy.Allow {
 		args = append(args, "--disable-dns")
 	}
 	var stderr bytes.Buffer

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/auth"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -137,7 +140,7 @@ func TestNetworkDeniedByPolicy(t *testing.T) {
 // reaches a test host in its own namespace, but not the host: neither its
 // loopback (where forkspace serve listens) nor its own addresses.
 func TestNetworkFullNotHost(t *testing.T) {
-	s, _ := newShell(t, Options{Network: NetworkPolicy{Mode: NetworkFull}})
+	s, _ := newShell(t, Options{Network: execpolicy.Network{Mode: execpolicy.Full}})
 	remote := netnsServer(t, 8080)
 	urls := hostServers(t)
 	res, err := s.Exec(context.Background(), provider.ExecRequest{Command: fetchScript(append(urls, "http://"+remote+":8080/")...), Network: true})
@@ -162,7 +165,7 @@ func TestNetworkFullNotHost(t *testing.T) {
 // TestNetworkAllowlist: only the listed host:port is reachable.
 func TestNetworkAllowlist(t *testing.T) {
 	remote := netnsServer(t, 8080, 8081)
-	policy, err := ParseNetwork(remote + ":8080")
+	policy, err := execpolicy.ParseNetwork(remote + ":8080")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,26 +186,11 @@ func TestNetworkAllowlist(t *testing.T) {
 	}
 }
 
-func TestParseNetwork(t *testing.T) {
-	for in, want := range map[string]string{"": "off", "off": "off", "full": "full",
-		"example.org:443": "example.org:443", " a:1, 10.0.0.1:22 ": "a:1,10.0.0.1:22", "[::1]:80": "[::1]:80"} {
-		p, err := ParseNetwork(in)
-		if err != nil || p.String() != want {
-			t.Errorf("ParseNetwork(%q) = %v, %v; want %s", in, p, err, want)
-		}
-	}
-	for _, in := range []string{"on", "host", "host:0", "host:65536", ":80", "a:1,,b:2", "a b:80"} {
-		if _, err := ParseNetwork(in); !errors.Is(err, fs.ErrInvalid) {
-			t.Errorf("ParseNetwork(%q) = %v, want fs.ErrInvalid", in, err)
-		}
-	}
-}
-
 // TestAllowlistNames: an allowlisted name is resolved on the host when a
 // run starts; the sandbox gets it in /etc/hosts, no DNS, and rules that
 // accept exactly its addresses at that port.
 func TestAllowlistNames(t *testing.T) {
-	policy, err := ParseNetwork("localhost:8080,192.0.2.7:443")
+	policy, err := execpolicy.ParseNetwork("localhost:8080,192.0.2.7:443")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,5 +211,72 @@ func TestAllowlistNames(t *testing.T) {
 		if !strings.Contains(rules, want) {
 			t.Errorf("rules lack %q:\n%s", want, rules)
 		}
+	}
+}
+
+// TestNetworkPolicyLevels: a run's network is the narrowest of the
+// server's, the workspace's and the caller's token's. Under a full
+// server a workspace allowlist leaves only its pair reachable; a token
+// with the network off gets none (refused before anything runs) even
+// though the server and the workspace allow it; a token that lists
+// another pair cannot widen the workspace's list (their intersection is
+// empty: off). Limits narrow the same way: the smallest cap wins.
+func TestNetworkPolicyLevels(t *testing.T) {
+	remote := netnsServer(t, 8080, 8081)
+	listed, unlisted := "http://"+remote+":8080/", "http://"+remote+":8081/"
+	s, ws := newShell(t, Options{Network: execpolicy.Network{Mode: execpolicy.Full}})
+	ctx := context.Background()
+	allow, err := execpolicy.ParseNetwork(remote + ":8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.SetExecPolicy(ctx, execpolicy.Policy{Network: &allow, Limits: provider.Limits{Memory: 300 << 20}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Exec(ctx, provider.ExecRequest{Command: fetchScript(listed, unlisted), Network: true, Limits: provider.Limits{Memory: 1 << 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "REACHED "+listed) || strings.Contains(res.Stdout, "REACHED "+unlisted) {
+		t.Errorf("workspace allowlist under a full server:\n%s%s", res.Stdout, res.Stderr)
+	}
+	if res.Limits.Memory != 300<<20 {
+		t.Errorf("memory limit %d, want the workspace's cap %d", res.Limits.Memory, 300<<20)
+	}
+
+	off := execpolicy.Network{}
+	other, _ := execpolicy.ParseNetwork(remote + ":8081")
+	for name, tok := range map[string]execpolicy.Policy{"off": {Network: &off}, "another pair": {Network: &other}} {
+		tctx := auth.WithScope(ctx, auth.Scope{TokenID: "tk", Tenant: auth.AnyTenant, Pattern: "*", Perms: auth.All, Exec: tok})
+		_, err := s.Exec(tctx, provider.ExecRequest{Command: "touch ran-" + name, Network: true})
+		if !errors.Is(err, ErrNetworkDenied) {
+			t.Errorf("token with network %s: Exec = %v, want ErrNetworkDenied", name, err)
+		}
+		if _, ok := readWS(t, ws, "ran-"+name); ok {
+			t.Errorf("token with network %s: the command ran", name)
+		}
+	}
+	// A token's smaller cap wins over the workspace's.
+	tctx := auth.WithScope(ctx, auth.Scope{TokenID: "tk", Tenant: auth.AnyTenant, Pattern: "*", Perms: auth.All,
+		Exec: execpolicy.Policy{Limits: provider.Limits{Memory: 200 << 20}}})
+	res, err = s.Exec(tctx, provider.ExecRequest{Command: "true"})
+	if err != nil || res.Limits.Memory != 200<<20 {
+		t.Errorf("token cap: %v, memory %d, want %d", err, res.Limits.Memory, 200<<20)
+	}
+	// A token cannot set a workspace policy wider than its own.
+	full := execpolicy.Network{Mode: execpolicy.Full}
+	if err := ws.SetExecPolicy(auth.WithScope(ctx, auth.Scope{Exec: execpolicy.Policy{Network: &off}}), execpolicy.Policy{Network: &full}); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("token with network off widening the workspace: %v, want fs.ErrPermission", err)
+	}
+	if p, err := ws.ExecPolicy(ctx); err != nil || p.Network.String() != allow.String() {
+		t.Errorf("workspace policy after a refused change: %v, %v", p, err)
+	}
+	// A fork keeps the workspace's policy.
+	fork, err := ws.Fork(ctx, "policy-fork", forkspace.ForkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := fork.ExecPolicy(ctx); err != nil || p.String() != "network "+allow.String()+", memory ≤ 314572800" {
+		t.Errorf("fork's policy: %v, %v", p, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/provider"
 )
 
@@ -35,6 +36,8 @@ type run struct {
 	// (a root server's lease); 0: forkspace's own.
 	hostUID int
 	net     *netRun // nil: no network but the sandbox's own loopback
+	// network is the run's network policy (used when req.Network).
+	network execpolicy.Network
 	timeout time.Duration
 	max     int
 	limits  provider.Limits

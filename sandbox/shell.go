@@ -17,7 +17,9 @@ import (
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -82,9 +84,10 @@ type Options struct {
 	Audit audit.Recorder
 	// Bwrap is the bubblewrap executable (default "bwrap" on PATH).
 	Bwrap string
-	// Network is the operator's network policy (default: off). A request
-	// can only ask for less (see NetworkPolicy).
-	Network NetworkPolicy
+	// Network is the server's network policy (default: off). A
+	// workspace's and a token's policy narrow it (see Network in the
+	// package documentation); a request can only ask for less.
+	Network execpolicy.Network
 	// Idle is how long a work dir in the default base may go without a
 	// run before Exec's sweep (at most hourly per process) removes it
 	// (default DefaultIdle; negative: never). Work dirs elsewhere are not
@@ -249,10 +252,14 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	if req.Timeout < 0 || req.MaxOutput < 0 {
 		return res, fmt.Errorf("exec: %w: negative timeout or output cap", fs.ErrInvalid)
 	}
-	if req.Network && s.opts.Network.Mode == NetworkOff {
+	pol, err := s.policy(ctx)
+	if err != nil {
+		return res, err
+	}
+	if req.Network && pol.Network.Mode == execpolicy.Off {
 		return res, fmt.Errorf("exec: %w", ErrNetworkDenied)
 	}
-	limits, err := effective(req.Limits, s.opts.Limits, s.opts.MaxLimits)
+	limits, err := effective(req.Limits, s.opts.Limits, pol.Limits)
 	if err != nil {
 		return res, err
 	}
@@ -290,7 +297,7 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	}
 
 	ignore := newMatcher(s.opts.Ignore)
-	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, hostUID: st.owner, limits: limits,
+	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, hostUID: st.owner, limits: limits, network: *pol.Network,
 		timeout: min(cmpOr(req.Timeout, s.opts.Timeout), s.opts.MaxTimeout),
 		max:     cmpOr(req.MaxOutput, s.opts.MaxOutput),
 		disk:    newDiskMeter(s.dir, st.man, ignore), opEnv: s.opts.Env, lockEnv: s.opts.LockEnv}
@@ -362,6 +369,23 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	return res, nil
 }
 
+// policy is a run's exec policy: the server's (Options.Network and
+// MaxLimits) narrowed by the workspace's and by the caller's token's
+// (auth.FromContext). Its Network is never nil.
+func (s *Shell) policy(ctx context.Context) (execpolicy.Policy, error) {
+	network := s.opts.Network
+	p := execpolicy.Policy{Network: &network, Limits: s.opts.MaxLimits}
+	wp, err := s.ws.ExecPolicy(ctx)
+	if err != nil {
+		return p, fmt.Errorf("exec: %w", err)
+	}
+	p = p.Narrow(wp)
+	if scope, ok := auth.FromContext(ctx); ok {
+		p = p.Narrow(scope.Exec)
+	}
+	return p, nil
+}
+
 // runQueued waits for a run slot (Options.Runs; queued is how long),
 // brings up the run's network if it asked for one, and runs the command.
 func (s *Shell) runQueued(ctx context.Context, r *run, queued *time.Duration) (out outcome, err error) {
@@ -370,7 +394,7 @@ func (s *Shell) runQueued(ctx context.Context, r *run, queued *time.Duration) (o
 	}
 	defer s.opts.Runs.release()
 	if r.req.Network {
-		if r.net, err = newNetRun(ctx, s.opts.Network); err != nil {
+		if r.net, err = newNetRun(ctx, r.network); err != nil {
 			return out, err
 		}
 		if err := writeEtcFiles(s.stateDir(), r.net.etcFiles()); err != nil {

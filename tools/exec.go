@@ -17,7 +17,7 @@ type execIn struct {
 	Processes      int               `json:"processes,omitempty" bounds:"0,65536" jsonschema:"most processes and threads alive at once (default and cap: the server's)"`
 	OpenFiles      int               `json:"open_files,omitempty" bounds:"0,1048576" jsonschema:"most open files per process (default and cap: the server's)"`
 	DiskMiB        int               `json:"disk_mib,omitempty" bounds:"0,1048576" jsonschema:"most MiB the command may add to the workspace; past it the command is killed and none of its changes are kept (default and cap: the server's)"`
-	Network        bool              `json:"network,omitempty" jsonschema:"ask for network access: granted only as far as the server's network policy allows (off unless the operator turned it on), never to the host itself"`
+	Network        bool              `json:"network,omitempty" jsonschema:"ask for network access: granted only as far as the operator's network policy allows (the narrowest of the server's, the workspace's and the token's; off unless the operator turned it on), never to the host itself"`
 	Background     bool              `json:"background,omitempty" jsonschema:"start the command and return its run id at once; follow it with exec_status, exec_tail, exec_output, exec_wait and exec_kill (for runs longer than a client waits for one call; timeout_seconds still applies, so set it for a long build)"`
 	Env            map[string]string `json:"env,omitempty" jsonschema:"environment variables for the command, over the server's (which may keep some names); HOME and TMPDIR are scratch directories outside the workspace"`
 }

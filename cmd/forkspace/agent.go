@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/mcpserver"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
@@ -25,7 +26,7 @@ import (
 type agentFlags struct {
 	readOnly       bool
 	autoCheckpoint bool
-	network        string // sandbox.ParseNetwork syntax
+	network        string // execpolicy.ParseNetwork syntax
 	execRoot       bool
 	// limits are the server's limits of every exec (requests may only
 	// ask for less); runs bounds the execs running at once.
@@ -41,7 +42,7 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if a.st != nil {
 		return nil, nil, fmt.Errorf("open store: already open")
 	}
-	network, err := sandbox.ParseNetwork(f.network)
+	network, err := execpolicy.ParseNetwork(f.network)
 	if err != nil {
 		return nil, nil, usage("--network: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/sandbox"
@@ -31,37 +32,68 @@ type exitStatus struct{ code int }
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// limitFlags are the limits of a run given on the command line.
-type limitFlags struct {
-	timeout, cpu      time.Duration
+// capFlags are limits of a run given on the command line.
+type capFlags struct {
+	cpu               time.Duration
 	memory, disk      string
 	processes, nfiles int
-	env               []string
+}
+
+// add registers the flags, each name after prefix; defaults names each
+// flag's default (nil: none) and note follows each help text.
+func (l *capFlags) add(f *pflag.FlagSet, prefix string, defaults map[string]string, note string) {
+	help := func(name, text string) string {
+		if d := defaults[name]; d != "" {
+			text += " (default " + d + ")"
+		}
+		return text + note
+	}
+	f.DurationVar(&l.cpu, prefix+"cpu", 0, help("cpu", "CPU time limit of the whole process tree"))
+	f.StringVar(&l.memory, prefix+"memory", "", help("memory", "memory limit of the whole process tree, e.g. 512MiB"))
+	f.IntVar(&l.processes, prefix+"processes", 0, help("processes", "most processes and threads alive at once"))
+	f.IntVar(&l.nfiles, prefix+"open-files", 0, help("open-files", "most open files per process"))
+	f.StringVar(&l.disk, prefix+"disk", "", help("disk", "most bytes written to the workspace, e.g. 1GiB"))
+}
+
+// limits parses the flags.
+func (l *capFlags) limits() (provider.Limits, error) {
+	lim := provider.Limits{CPUTime: l.cpu, Processes: l.processes, OpenFiles: l.nfiles}
+	if l.cpu < 0 || l.processes < 0 || l.nfiles < 0 {
+		return lim, usage("limits must not be negative")
+	}
+	var err error
+	if lim.Memory, err = parseSize("memory", l.memory); err != nil {
+		return lim, err
+	}
+	lim.Disk, err = parseSize("disk", l.disk)
+	return lim, err
+}
+
+// runDefaults are the defaults of a run's limits, for help texts.
+var runDefaults = map[string]string{"cpu": "10m", "memory": "2GiB", "processes": "1024", "open-files": "4096", "disk": "4GiB"}
+
+// limitFlags are the limits of a run given on the command line.
+type limitFlags struct {
+	capFlags
+	timeout time.Duration
+	env     []string
 }
 
 // add registers the flags, each name after prefix ("" or "exec-"), each
 // help text followed by note.
 func (l *limitFlags) add(f *pflag.FlagSet, prefix, note string) {
 	f.DurationVar(&l.timeout, prefix+"timeout", 0, "wall time limit (default 60s)"+note)
-	f.DurationVar(&l.cpu, prefix+"cpu", 0, "CPU time limit of the whole process tree (default 10m)"+note)
-	f.StringVar(&l.memory, prefix+"memory", "", "memory limit of the whole process tree, e.g. 512MiB (default 2GiB)"+note)
-	f.IntVar(&l.processes, prefix+"processes", 0, "most processes and threads alive at once (default 1024)"+note)
-	f.IntVar(&l.nfiles, prefix+"open-files", 0, "most open files per process (default 4096)"+note)
-	f.StringVar(&l.disk, prefix+"disk", "", "most bytes written to the workspace, e.g. 1GiB (default 4GiB)"+note)
+	l.capFlags.add(f, prefix, runDefaults, note)
 	f.StringArrayVar(&l.env, prefix+"env", nil, "environment variable NAME=VALUE, repeatable"+note)
 }
 
 // limits parses the flags.
 func (l *limitFlags) limits() (provider.Limits, map[string]string, error) {
-	lim := provider.Limits{CPUTime: l.cpu, Processes: l.processes, OpenFiles: l.nfiles}
-	if l.timeout < 0 || l.cpu < 0 || l.processes < 0 || l.nfiles < 0 {
-		return lim, nil, usage("limits must not be negative")
+	if l.timeout < 0 {
+		return provider.Limits{}, nil, usage("limits must not be negative")
 	}
-	var err error
-	if lim.Memory, err = parseSize("memory", l.memory); err != nil {
-		return lim, nil, err
-	}
-	if lim.Disk, err = parseSize("disk", l.disk); err != nil {
+	lim, err := l.capFlags.limits()
+	if err != nil {
 		return lim, nil, err
 	}
 	var env map[string]string
@@ -76,6 +108,33 @@ func (l *limitFlags) limits() (provider.Limits, map[string]string, error) {
 		env[k] = v
 	}
 	return lim, env, nil
+}
+
+// execPolicyFlags are an exec policy given on the command line: --network
+// and the caps of a run's limits, each flag's name after prefix.
+type execPolicyFlags struct {
+	network string
+	caps    capFlags
+}
+
+func (p *execPolicyFlags) add(f *pflag.FlagSet, prefix, note string) {
+	f.StringVar(&p.network, prefix+"network", "", "network: off, full (not the host) or HOST:PORT,... (only those); unset: the server's"+note)
+	p.caps.add(f, prefix, nil, " (a cap)"+note)
+}
+
+// policy parses the flags.
+func (p *execPolicyFlags) parse() (execpolicy.Policy, error) {
+	var pol execpolicy.Policy
+	if p.network != "" {
+		n, err := execpolicy.ParseNetwork(p.network)
+		if err != nil {
+			return pol, usage("--network: %v", err)
+		}
+		pol.Network = &n
+	}
+	var err error
+	pol.Limits, err = p.caps.limits()
+	return pol, err
 }
 
 func execCmd(a *app) *cobra.Command {
@@ -99,7 +158,7 @@ func execCmd(a *app) *cobra.Command {
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			ctx := c.Context()
-			policy, err := sandbox.ParseNetwork(network)
+			policy, err := execpolicy.ParseNetwork(network)
 			if err != nil {
 				return usage("--network: %v", err)
 			}
@@ -107,7 +166,7 @@ func execCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: l.timeout, Network: policy.Mode != sandbox.NetworkOff,
+			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: l.timeout, Network: policy.Mode != execpolicy.Off,
 				Limits: limits, Env: env}
 			a.shell = func(_ context.Context, w *forkspace.Workspace) (httpapi.Shell, error) {
 				return sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy, Root: root}), nil

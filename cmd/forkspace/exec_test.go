@@ -81,3 +81,55 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor without bubblewrap: %v\n%s", err, out)
 	}
 }
+
+// TestExecPolicyLevels: through a running server whose policy is full
+// network, a run gets the narrowest of the server's, the workspace's and
+// the token's policy. A workspace allowlist narrows the server (no DNS,
+// its memory cap); a token with the network off gets none, whatever the
+// server and the workspace allow; such a token can neither widen a
+// workspace's policy nor mint a token with more; bad policies are usage
+// errors and change nothing.
+func TestExecPolicyLevels(t *testing.T) {
+	c := newCLI(t)
+	c.ok(nil, "workspace", "create", "w")
+	c.ok(nil, "workspace", "create", "v")
+	admin := strings.TrimSpace(c.ok(nil, "token", "create", "--tenant", "*", "--perm", "all"))
+	offAdmin := strings.TrimSpace(c.ok(nil, "token", "create", "--perm", "all", "--exec-network", "off"))
+	c.fails(exitUsage, nil, "token", "create", "--perm", "exec", "--exec-network", "on")
+	c.fails(exitUsage, nil, "token", "create", "--perm", "exec", "--exec-memory", "lots")
+	c.ok(nil, "workspace", "policy", "w", "--exec-network", "192.0.2.7:443", "--exec-memory", "300MiB")
+	c.fails(exitUsage, nil, "workspace", "policy", "w", "--exec-network", "192.0.2.7:0")
+	c.fails(exitUsage, nil, "workspace", "policy", "w", "--exec-processes", "-1")
+	if out := c.ok(nil, "workspace", "policy", "w"); out != "exec policy of w: network 192.0.2.7:443, memory ≤ 314572800\n" {
+		t.Errorf("policy after refused changes: %q", out)
+	}
+
+	_, stop := serve(t, c.store, "--network", "full")
+	defer stop()
+	resolv := "cat /etc/resolv.conf"
+	if out := c.ok(nil, "--token", admin, "-w", "v", "exec", "--network", "full", "--", resolv); !strings.Contains(out, "nameserver") {
+		t.Errorf("a full server without workspace or token policy: resolv.conf %q", out)
+	}
+	var res provider.ExecResult
+	out, errs, code := c.run(nil, "--token", admin, "-w", "w", "exec", "--json", "--network", "full", "--memory", "1GiB", "--", resolv+"; cat /etc/hosts")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || strings.Contains(res.Stdout, "nameserver") || res.Limits.Memory != 300<<20 {
+		t.Errorf("the workspace's allowlist under a full server: exit %d %v, memory %d\n%s%s", code, err, res.Limits.Memory, res.Stdout, errs)
+	}
+	for _, ws := range []string{"v", "w"} {
+		msg := c.fails(exitReadOnly, nil, "--token", offAdmin, "-w", ws, "exec", "--network", "full", "--", "touch ran")
+		if !strings.Contains(msg, "network access is off") {
+			t.Errorf("token with the network off, in %s: %q", ws, msg)
+		}
+		c.fails(exitNotFound, nil, "--token", admin, "-w", ws, "cat", "ran")
+	}
+	c.ok(nil, "--token", offAdmin, "-w", "v", "exec", "--", "true")
+	c.fails(exitReadOnly, nil, "--token", offAdmin, "workspace", "policy", "v", "--exec-network", "full")
+	c.fails(exitReadOnly, nil, "--token", offAdmin, "token", "create", "--perm", "exec", "--exec-network", "full")
+	if out := c.ok(nil, "--token", admin, "workspace", "policy", "v"); out != "exec policy of v: none\n" {
+		t.Errorf("v's policy after a refused widening: %q", out)
+	}
+	c.ok(nil, "--token", admin, "workspace", "policy", "w", "--clear")
+	if out := c.ok(nil, "--token", admin, "-w", "w", "exec", "--network", "full", "--", resolv); !strings.Contains(out, "nameserver") {
+		t.Errorf("after clearing w's policy: resolv.conf %q", out)
+	}
+}

@@ -34,6 +34,7 @@ func tokenCreateCmd(a *app) *cobra.Command {
 		req     auth.Request
 		perms   string
 		expires string
+		pol     execPolicyFlags
 	)
 	c := &cobra.Command{
 		Use:   "create --perm PERMS [--tenant T] [--workspaces PATTERN] [--expires 1h]",
@@ -51,6 +52,9 @@ func tokenCreateCmd(a *app) *cobra.Command {
 				return usage("--perm: %v", err)
 			}
 			req.Perms = p
+			if req.Exec, err = pol.parse(); err != nil {
+				return err
+			}
 			if expires != "" {
 				d, err := parseLifetime(expires)
 				if err != nil {
@@ -79,6 +83,7 @@ func tokenCreateCmd(a *app) *cobra.Command {
 	c.Flags().StringVar(&perms, "perm", "", "permissions, comma-separated: read, write, exec, admin, or all (required)")
 	c.Flags().StringVar(&expires, "expires", "", "lifetime, such as 30m, 1h or 7d (default: none, or the caller's expiry)")
 	c.Flags().StringVar(&req.Label, "label", "", "a note saying what the token is for")
+	pol.add(c.Flags(), "exec-", " of the commands the token runs (within the caller's)")
 	return c
 }
 
@@ -103,6 +108,9 @@ func describeToken(t auth.Info) string {
 	s := fmt.Sprintf("tenant %s, workspaces %s, %s", t.Tenant, t.Workspaces, t.Perms)
 	if !t.ExpiresAt.IsZero() {
 		s += ", expires " + t.ExpiresAt.Local().Format(time.RFC3339)
+	}
+	if !t.Exec.IsZero() {
+		s += ", exec " + t.Exec.String()
 	}
 	return s
 }

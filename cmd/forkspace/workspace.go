@@ -18,7 +18,7 @@ func workspaceCmd(a *app) *cobra.Command {
 		Args:    args(cobra.NoArgs),
 		RunE:    func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(wsCreateCmd(a), wsListCmd(a), wsInfoCmd(a), wsForkCmd(a), wsDeleteCmd(a))
+	c.AddCommand(wsCreateCmd(a), wsListCmd(a), wsInfoCmd(a), wsForkCmd(a), wsDeleteCmd(a), wsPolicyCmd(a))
 	return c
 }
 
@@ -180,4 +180,53 @@ func wsDeleteCmd(a *app) *cobra.Command {
 			return api.DeleteWorkspace(c.Context(), argv[0])
 		},
 	}
+}
+
+func wsPolicyCmd(a *app) *cobra.Command {
+	var (
+		pol   execPolicyFlags
+		clear bool
+	)
+	c := &cobra.Command{
+		Use:   "policy NAME [--exec-network off|full|HOST:PORT,...] [--exec-memory SIZE ...] [--clear]",
+		Short: "Show or set the workspace's exec policy: the network and limit caps of its commands",
+		Long: "A command run in the workspace gets the narrowest of the server's policy (serve --network and\n" +
+			"--exec-* limits), this workspace's and the token's (token create --exec-*). Without flags, prints\n" +
+			"the workspace's policy; with flags, replaces it with what they set (--clear: none, the server's).\n" +
+			"Through a server this needs a token with admin on the workspace, and sets only what is within\n" +
+			"that token's own policy. Forks keep the policy of the workspace they are forked from.",
+		Example: "  forkspace workspace policy agent-1 --exec-network registry.npmjs.org:443 --exec-memory 1GiB\n" +
+			"  forkspace workspace policy agent-1 --clear",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			p, err := pol.parse()
+			if err != nil {
+				return err
+			}
+			set := clear || c.Flags().NFlag() > 0
+			if clear && !p.IsZero() {
+				return usage("--clear sets no policy: give it alone")
+			}
+			api, err := a.api(c.Context())
+			if err != nil {
+				return err
+			}
+			if set {
+				p, err = api.SetExecPolicy(c.Context(), argv[0], p)
+			} else {
+				p, err = api.ExecPolicy(c.Context(), argv[0])
+			}
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(p)
+			}
+			_, err = fmt.Fprintf(a.stdout, "exec policy of %s: %s\n", argv[0], p)
+			return err
+		},
+	}
+	pol.add(c.Flags(), "exec-", "")
+	c.Flags().BoolVar(&clear, "clear", false, "remove the workspace's policy (the server's applies)")
+	return c
 }
