@@ -9,5 +9,8 @@
 // path return *fs.PathError. Protocol edges (CLI exit codes, errno, HTTP
 // status) map these sentinels and nothing else.
 //
+// Redact makes an error's text fit to show someone not on the store's
+// host (a model, a client of the server): it names no host path.
+//
 // It imports only the standard library so that every layer can use it.
 package errdefs

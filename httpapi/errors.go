@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"strings"
 
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/feed"
@@ -134,12 +135,20 @@ func sentinel(code string) error {
 	return nil
 }
 
-// fail writes err as the JSON error response.
+// fail writes err as the JSON error response. An error of no known class
+// (a full disk, a failing database) may name the server's files: the
+// client is shown none of its host paths.
 func fail(w http.ResponseWriter, r *http.Request, err error) {
 	code, status := classify(err)
 	e := apiError{Code: code, Message: err.Error()}
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		e.Path = pe.Path
+	}
+	if code == CodeInternal {
+		e.Message = errdefs.Redact(e.Message)
+		if strings.HasPrefix(e.Path, "/") {
+			e.Path = ""
+		}
 	}
 	writeError(w, r, status, e)
 }

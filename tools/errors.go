@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strings"
 	"syscall"
 
@@ -69,10 +68,6 @@ func primary(err error) error {
 	return nil
 }
 
-// hostPath matches an absolute path in an error text; tools show only
-// workspace-relative paths, so an absolute one is the host's.
-var hostPath = regexp.MustCompile(`(^|[\s"'(=\[])/[^\s"':,;()\[\]]+`)
-
 // sanitize phrases an error without host paths or store internals: store
 // conditions by their kind, anything else by its first line with absolute
 // paths and database messages removed, cut to a bounded length.
@@ -101,7 +96,7 @@ func sanitizeText(msg string) string {
 	}
 	msg, _, _ = strings.Cut(msg, "\n")
 	msg = strings.ReplaceAll(msg, ": "+sql.ErrNoRows.Error(), "")
-	msg = hostPath.ReplaceAllString(msg, "${1}<host path>")
+	msg = errdefs.Redact(msg)
 	if len(msg) > 2*maxShown {
 		msg = short(msg[:2*maxShown])
 	}
