@@ -14,6 +14,22 @@ import (
 // recording failure, joined to the call's own error if it had one.
 var ErrNotRecorded = errors.New("not recorded in the audit log")
 
+// CallError returns the error of the call itself from an error of Run that
+// matches ErrNotRecorded: nil when the call succeeded and only recording
+// it failed.
+func CallError(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, ErrNotRecorded) {
+			return e
+		}
+	}
+	return nil
+}
+
 // Entry is one recorded call (the row type of meta.AuditTx).
 type Entry = meta.AuditEntry
 

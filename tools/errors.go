@@ -35,7 +35,7 @@ func describe(tool string, err error) string {
 	var note string
 	if errors.Is(err, audit.ErrNotRecorded) {
 		note = " (the call was not recorded in the audit log)"
-		if err = primary(err); err == nil {
+		if err = audit.CallError(err); err == nil {
 			return tool + " made its change, but it could not be recorded in the audit log"
 		}
 	}
@@ -50,22 +50,6 @@ func describe(tool string, err error) string {
 		return fmt.Sprintf("%s failed: canceled%s", tool, note)
 	}
 	return fmt.Sprintf("%s failed: %s%s", tool, sanitize(err), note)
-}
-
-// primary returns the error of the call itself from a failure that also
-// failed to be audited (audit.Run joins the two), or nil when the call
-// succeeded.
-func primary(err error) error {
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return nil
-	}
-	for _, e := range j.Unwrap() {
-		if !errors.Is(e, audit.ErrNotRecorded) {
-			return e
-		}
-	}
-	return nil
 }
 
 // sanitize phrases an error without host paths or store internals: store

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/errdefs"
 )
 
@@ -75,6 +76,11 @@ func exitCode(err error) int {
 func (a *app) report(err error) int {
 	code := exitCode(err)
 	if err != nil && !errors.As(err, new(exitStatus)) {
+		if call := audit.CallError(err); call != nil {
+			// The call failed, and so did recording it (a full disk
+			// fails both): its own error is the one to read.
+			err = fmt.Errorf("%w (the call was not recorded in the audit log)", call)
+		}
 		fmt.Fprintf(a.stderr, "forkspace: %v\n", err)
 		if code == exitUsage {
 			fmt.Fprintln(a.stderr, "Run 'forkspace --help' for usage.")

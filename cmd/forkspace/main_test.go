@@ -12,9 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/internal/pgtest"
 )
@@ -183,4 +185,21 @@ func TestExitCodes(t *testing.T) {
 	}
 	// No store at all.
 	c.fails(exitNotFound, nil, "--store", filepath.Join(c.cwd, "nowhere"), "workspace", "list")
+}
+
+// TestReportUnrecordedCall: a call that failed and could not be recorded
+// either (a full disk fails both) is reported by its own error on one
+// line, not followed by the recorder's "record audit entry …".
+func TestReportUnrecordedCall(t *testing.T) {
+	var stderr strings.Builder
+	a := &app{stderr: &stderr}
+	err := errors.Join(fmt.Errorf("write u1.txt: commit transaction: %w", syscall.ENOSPC),
+		fmt.Errorf("%w: record audit entry cli.write: commit transaction: %w", audit.ErrNotRecorded, syscall.ENOSPC))
+	if code := a.report(err); code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	want := "forkspace: write u1.txt: commit transaction: no space left on device (the call was not recorded in the audit log)\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
 }
