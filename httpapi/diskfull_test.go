@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,12 +29,7 @@ func TestDiskFullNamesNoHostPath(t *testing.T) {
 	}
 	_, err = c.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
 	must(t, err)
-	big := make([]byte, 4<<20)
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range big {
-		big[i] = byte(r.Uint32())
-	}
-	_, err = c.Write(ctx, "w", "big.bin", bytes.NewReader(big), httpapi.WriteRequest{})
+	_, err = c.Write(ctx, "w", "big.bin", bytes.NewReader(disktest.Filler(4<<20)), httpapi.WriteRequest{})
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("write to a full disk: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,11 +36,7 @@ func TestDiskFullMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ws: ws, set: tools.New(tools.Options{Recorder: st.AuditLog()})}
-	r := rand.New(rand.NewPCG(1, 2))
-	big := make([]byte, 4<<20) // text that neither dedups nor fits
-	for i := range big {
-		big[i] = byte('a' + r.IntN(26))
-	}
+	big := disktest.Filler(4 << 20)
 	clean := func(what, text string) {
 		t.Helper()
 		if strings.Contains(text, dir) || strings.Contains(text, "/tmp") || strings.Contains(text, "record audit entry") || strings.Contains(text, "put blob") {

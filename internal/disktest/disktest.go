@@ -2,6 +2,7 @@ package disktest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -28,4 +29,15 @@ func Small(tb testing.TB, size int) string {
 		}
 	})
 	return dir
+}
+
+// Filler returns n bytes that neither compress nor dedup (the same for
+// the same n): written to a small disk, they fill it.
+func Filler(n int) []byte {
+	r := rand.New(rand.NewPCG(uint64(n), 1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + r.IntN(26))
+	}
+	return b
 }
