@@ -9,21 +9,27 @@ import (
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/blob/fileblob"
 	"github.com/forkspace/forkspace/internal/disktest"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/localprovider"
 	"github.com/forkspace/forkspace/tools"
 )
 
-// TestDiskFullMessages fills a real 3 MiB tmpfs under the store with a
-// write tool call: the model is told the store is out of disk space, not
+// TestDiskFullMessages fills a real 3 MiB tmpfs under the store's blobs
+// with a write tool call: the model is told the store is out of disk space, not
 // "record audit entry …" nor the host path of a blob's temporary file, and
 // the history tool shows that failed step the same way (its audit entry
 // recorded the raw error, host path included).
 func TestDiskFullMessages(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(disktest.Small(t, 3<<20), "store")
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	// The blobs fill the disk; the metadata (the audit log) has room.
+	dir := filepath.Join(disktest.Small(t, 3<<20), "blobs")
+	blobs, err := fileblob.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), Blobs: blobs, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
