@@ -203,8 +203,9 @@ func TestCorruptNode(t *testing.T) {
 }
 
 // TestModel drives random batches of puts and deletes, forks (reusing old
-// roots), diffs and overlays against a plain map, and checks history
-// independence: every incremental root equals the root built from scratch.
+// roots), diffs of trees and of unfolded views (View.Diff), and overlays
+// against a plain map, and checks history independence: every incremental
+// root equals the root built from scratch.
 func TestModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		seed := rapid.Uint64().Draw(t, "seed")
@@ -248,17 +249,53 @@ func TestModel(t *testing.T) {
 			if _, ok, _ := s.Get(ctx, root, []byte("zzzz")); ok {
 				t.Fatal("get of an absent key succeeded")
 			}
-			checkDiff(t, s, base.root, root, base.model, model)
+			d, to := treeDiff(s, base.root, root)
+			checkDiff(t, d, to, base.model, model)
 			versions = append(versions, version{root, model})
 		}
 		a := versions[rapid.IntRange(0, len(versions)-1).Draw(t, "a")]
 		b := versions[rapid.IntRange(0, len(versions)-1).Draw(t, "b")]
-		checkDiff(t, s, a.root, b.root, a.model, b.model)
+		d, to := treeDiff(s, a.root, b.root)
+		checkDiff(t, d, to, a.model, b.model)
 		checkOverlay(t, s, a.root, a.model, keyGen)
+		va, ma := stage(t, s, a.root, a.model, keyGen, "a")
+		vb, mb := stage(t, s, b.root, b.model, keyGen, "b")
+		checkDiff(t, va.Diff, vb, ma, mb)
 	})
 }
 
-func checkDiff(t *rapid.T, s *Store, a, b cas.Hash, ma, mb map[string]string) {
+// diffFunc is a diff of two states (Store.Diff or View.Diff).
+type diffFunc func(ctx context.Context, to View, fn func(Change) error) error
+
+// treeDiff is Store.Diff of a and b as a diffFunc (its View is unused).
+func treeDiff(s *Store, a, b cas.Hash) (diffFunc, View) {
+	return func(ctx context.Context, _ View, fn func(Change) error) error { return s.Diff(ctx, a, b, fn) }, View{}
+}
+
+// stage returns a view of root with random mutations staged over it, and
+// the model of that view.
+func stage(t *rapid.T, s *Store, root cas.Hash, base map[string]string, keyGen *rapid.Generator[string], label string) (View, map[string]string) {
+	model := maps.Clone(base)
+	o := NewOverlay()
+	for seq := range rapid.IntRange(0, 30).Draw(t, label+" staged") {
+		k := keyGen.Draw(t, label+" key")
+		if rapid.Bool().Draw(t, label+" delete") {
+			o.Delete([]byte(k), int64(seq+1))
+			delete(model, k)
+		} else {
+			v := rapid.StringN(0, 5, -1).Draw(t, label+" value")
+			o.Set([]byte(k), []byte(v), int64(seq+1))
+			model[k] = v
+		}
+	}
+	if o.Len() == 0 && rapid.Bool().Draw(t, label+" no overlay") {
+		o = nil
+	}
+	return View{Store: s, Root: root, Overlay: o}, model
+}
+
+// checkDiff compares diff(to) with the difference of the models ma → mb.
+func checkDiff(t *rapid.T, diff diffFunc, to View, ma, mb map[string]string) {
 	want := map[string][2]*string{}
 	for k, v := range ma {
 		if w, ok := mb[k]; !ok || w != v {
@@ -276,7 +313,7 @@ func checkDiff(t *rapid.T, s *Store, a, b cas.Hash, ma, mb map[string]string) {
 	}
 	got := map[string][2]*string{}
 	var prev string
-	err := s.Diff(context.Background(), a, b, func(c Change) error {
+	err := diff(context.Background(), to, func(c Change) error {
 		if prev != "" && string(c.Key) <= prev {
 			t.Fatalf("diff out of order")
 		}

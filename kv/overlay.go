@@ -179,3 +179,102 @@ func (v View) Scan(ctx context.Context, start, end []byte, fn func(key, value []
 	}
 	return err
 }
+
+// Diff calls fn for every key whose value differs between views v and w
+// (both over v.Store), in ascending key order, without folding either
+// overlay: the trees' diff (skipping shared subtrees) merged with the keys
+// the overlays stage, each of which is looked up in both views. Work is
+// proportional to the trees' difference plus the overlays' size, so two
+// unfolded states forked from one root diff in time proportional to what
+// they staged. Returning Stop ends the diff with nil.
+func (v View) Diff(ctx context.Context, w View, fn func(Change) error) error {
+	keys := stagedKeys(v.Overlay, w.Overlay)
+	stopped := false
+	// emit reports key if its value differs between the views.
+	emit := func(key []byte) error {
+		old, inV, err := v.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		nu, inW, err := w.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		if inV == inW && string(old) == string(nu) {
+			return nil
+		}
+		c := Change{Key: key}
+		if inV {
+			c.Old = present(old)
+		}
+		if inW {
+			c.New = present(nu)
+		}
+		err = fn(c)
+		stopped = err == Stop
+		return err
+	}
+	// emitBelow reports the staged keys below limit and says whether the
+	// overlays stage limit itself (it was reported then).
+	emitBelow := func(limit []byte) (staged bool, err error) {
+		for len(keys) > 0 && compare(keys[0], limit) <= 0 {
+			k := keys[0]
+			keys = keys[1:]
+			if err := emit(k); err != nil {
+				return false, err
+			}
+			if compare(k, limit) == 0 {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	err := v.Store.Diff(ctx, v.Root, w.Root, func(c Change) error {
+		staged, err := emitBelow(c.Key)
+		if err != nil || staged {
+			return err
+		}
+		err = fn(c)
+		stopped = err == Stop
+		return err
+	})
+	for err == nil && !stopped && len(keys) > 0 {
+		k := keys[0]
+		keys = keys[1:]
+		err = emit(k)
+	}
+	if err == Stop {
+		return nil
+	}
+	return err
+}
+
+// stagedKeys returns the keys either overlay stages, ascending, once each.
+func stagedKeys(a, b *Overlay) [][]byte {
+	ka, kb := a.keys(), b.keys()
+	out := make([][]byte, 0, len(ka)+len(kb))
+	for len(ka) > 0 || len(kb) > 0 {
+		switch {
+		case len(kb) == 0 || (len(ka) > 0 && compare(ka[0], kb[0]) < 0):
+			out, ka = append(out, ka[0]), ka[1:]
+		case len(ka) == 0 || compare(ka[0], kb[0]) > 0:
+			out, kb = append(out, kb[0]), kb[1:]
+		default:
+			out, ka, kb = append(out, ka[0]), ka[1:], kb[1:]
+		}
+	}
+	return out
+}
+
+// keys returns the staged keys in order (none for a nil overlay).
+func (o *Overlay) keys() [][]byte {
+	if o == nil {
+		return nil
+	}
+	out := make([][]byte, 0, o.t.Len())
+	o.t.Ascend(func(s staged) bool {
+		out = append(out, s.key)
+		return true
+	})
+	return out
+}

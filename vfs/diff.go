@@ -101,10 +101,11 @@ const MaxDiffText = 1 << 20
 
 // Diff returns the changes that turn state from into state to, as a script:
 // applying the changes one after another to from, in the order returned
-// (ApplyDiff does), yields to. Live states are folded first (Root). Diff
-// walks only the parts of the two trees that differ, so its work is
-// proportional to the change, then maps key changes to paths. Both states
-// must come from the same store.
+// (ApplyDiff does), yields to. Nothing is folded: Diff walks only the parts
+// of the two trees that differ and looks up the keys either staging delta
+// holds (kv.View.Diff), so its work is proportional to the change plus the
+// deltas, then maps key changes to paths. A live state is read as it is
+// durable when Diff starts. Both states must come from the same store.
 //
 // What is reported:
 //   - Deleted: an entry of from that is gone, or that another entry takes
@@ -138,22 +139,22 @@ const MaxDiffText = 1 << 20
 // step moves it on. New files, symbolic links and hard links and every
 // Modified step come last, in path order, with paths in to.
 func Diff(ctx context.Context, from, to *FS, opts DiffOptions) ([]Change, error) {
-	a, err := from.Root(ctx)
+	a, err := from.frozenView()
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
-	b, err := to.Root(ctx)
+	b, err := to.frozenView()
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
 	d := differ{
-		from:    side{fs: from, t: txn{view: kv.View{Store: from.d.KV, Root: a}}, paths: map[uint64]string{rootIno: ""}},
-		to:      side{fs: to, t: txn{view: kv.View{Store: to.d.KV, Root: b}}, paths: map[uint64]string{rootIno: ""}},
+		from:    side{fs: from, t: txn{view: a}, paths: map[uint64]string{rootIno: ""}},
+		to:      side{fs: to, t: txn{view: b}, paths: map[uint64]string{rootIno: ""}},
 		removed: map[uint64][]loc{},
 		added:   map[uint64][]loc{},
 		touched: map[uint64]bool{},
 	}
-	if err := from.d.KV.Diff(ctx, a, b, d.key); err != nil {
+	if err := a.Diff(ctx, b, d.key); err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
 	changes, err := d.changes(ctx)

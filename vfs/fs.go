@@ -211,6 +211,26 @@ func (f *FS) viewLocked() kv.View {
 	return kv.View{Store: f.d.KV, Root: f.root, Overlay: f.ov}
 }
 
+// frozenView returns the merged view of the current durable state, with an
+// overlay that later mutations do not change: a snapshot's own (it never
+// changes; a fold replaces it), a live FS's a copy (taken under the write
+// lock: cloning a btree writes to it).
+func (f *FS) frozenView() (kv.View, error) {
+	if f.closed.Load() {
+		return kv.View{}, fs.ErrClosed
+	}
+	if f.readOnly {
+		f.mu.RLock()
+		defer f.mu.RUnlock()
+		return f.viewLocked(), nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := f.viewLocked()
+	v.Overlay = v.Overlay.Clone()
+	return v, nil
+}
+
 // read runs fn under the read lock on a transaction with no mutations.
 func (f *FS) read(op, name string, fn func(t *txn) error) error {
 	if f.closed.Load() {
