@@ -149,36 +149,42 @@ func (w *Workspace) merge(ctx context.Context, from string, opts MergeOptions, o
 		return res, err
 	}
 	res.Base = base
-	baseRoot, err := s.root(ctx, base)
+	baseFS, err := s.Snapshot(ctx, base)
 	if err != nil {
 		return res, fmt.Errorf("base %s: %w", base, err)
 	}
-	// Both sides fold and diff from the base at once.
+	theirsFS, err := s.Snapshot(ctx, from)
+	if err != nil {
+		return res, err
+	}
+	// Nothing is folded: both sides diff from the base at once, through
+	// their staging deltas.
 	var (
-		theirsRoot           cas.Hash
 		oursDiff, theirsDiff []vfs.Change
-		baseFS, theirsFS     = vfs.Snapshot(s.deps(), baseRoot, nil), (*vfs.FS)(nil)
 		g, gctx              = errgroup.WithContext(ctx)
 	)
 	g.Go(func() (err error) {
-		if theirsRoot, err = s.root(gctx, from); err != nil {
-			return err
-		}
-		theirsFS = vfs.Snapshot(s.deps(), theirsRoot, nil)
-		theirsDiff, err = vfs.Diff(gctx, vfs.Snapshot(s.deps(), baseRoot, nil), theirsFS, vfs.DiffOptions{})
+		theirsDiff, err = vfs.Diff(gctx, baseFS, theirsFS, vfs.DiffOptions{})
 		return err
 	})
-	g.Go(func() error {
-		oursRoot, err := w.Root(gctx)
-		if err != nil {
-			return err
-		}
-		oursDiff, err = vfs.Diff(gctx, baseFS, vfs.Snapshot(s.deps(), oursRoot, nil), vfs.DiffOptions{})
+	g.Go(func() (err error) {
+		oursDiff, err = vfs.Diff(gctx, baseFS, w.FS, vfs.DiffOptions{})
 		return err
 	})
 	if err := g.Wait(); err != nil {
 		return res, err
 	}
+	// The merged state and the base are recorded as roots: folded here,
+	// their new nodes stored in the merge's transaction.
+	var folded foldedStates
+	if folded.theirs, folded.nodes, err = theirsFS.FoldedRoot(ctx); err != nil {
+		return res, err
+	}
+	baseRoot, baseNodes, err := baseFS.FoldedRoot(ctx)
+	if err != nil {
+		return res, err
+	}
+	folded.base, folded.nodes = baseRoot, append(folded.nodes, baseNodes...)
 	label := opts.Label
 	switch {
 	case label != "":
@@ -211,7 +217,7 @@ func (w *Workspace) merge(ctx context.Context, from string, opts MergeOptions, o
 			return errFail
 		}
 		return b.AlsoCommit(func(tx meta.Tx) error {
-			return m.record(tx, label, baseRoot, theirsWS.ID, theirsRoot)
+			return m.record(tx, label, theirsWS.ID, folded)
 		})
 	})
 	if errors.Is(err, errFail) {
@@ -238,9 +244,14 @@ type mergeIDs struct{ before, merged, base, ours string }
 // workspace as it was (its head's rows are still the old ones: the batch's
 // rows are written after), the merged state, and the conflicts with the
 // versions they refer to.
-func (m *merger) record(tx meta.Tx, label string, baseRoot cas.Hash, source string, theirsRoot cas.Hash) error {
+func (m *merger) record(tx meta.Tx, label string, source string, folded foldedStates) error {
 	if err := takeBefore(tx, m.wsID, m.ids.before, label); err != nil {
 		return err
+	}
+	if len(folded.nodes) > 0 {
+		if err := tx.PutNodes(folded.nodes); err != nil {
+			return err
+		}
 	}
 	head, err := tx.Workspace(m.wsID)
 	if err != nil {
@@ -256,11 +267,11 @@ func (m *merger) record(tx meta.Tx, label string, baseRoot cas.Hash, source stri
 	// A whole merge records the state it brought in: the next merge base.
 	// A cherry-pick brought only part of it: its theirs' version is kept
 	// for its conflicts alone.
-	merged := &meta.Checkpoint{ID: m.ids.merged, WorkspaceID: m.wsID, Root: theirsRoot, Kind: meta.CheckpointMerged, Source: source}
-	if m.only != nil {
-		merged.Kind, merged.Label = meta.CheckpointConflict, "theirs"
-	}
 	if m.only == nil || len(rows) > 0 {
+		merged := &meta.Checkpoint{ID: m.ids.merged, WorkspaceID: m.wsID, Root: folded.theirs, Kind: meta.CheckpointMerged, Source: source}
+		if m.only != nil {
+			merged.Kind, merged.Label = meta.CheckpointConflict, "theirs"
+		}
 		if err := tx.CreateCheckpoint(merged); err != nil {
 			return err
 		}
@@ -270,7 +281,7 @@ func (m *merger) record(tx meta.Tx, label string, baseRoot cas.Hash, source stri
 	}
 	// The versions conflicts refer to stay as long as the conflicts do.
 	kept := []*meta.Checkpoint{
-		{ID: m.ids.base, WorkspaceID: m.wsID, Label: "base", Root: baseRoot, Kind: meta.CheckpointConflict},
+		{ID: m.ids.base, WorkspaceID: m.wsID, Label: "base", Root: folded.base, Kind: meta.CheckpointConflict},
 		{ID: m.ids.ours, WorkspaceID: m.wsID, Label: "ours", Root: head.Root, Kind: meta.CheckpointConflict},
 	}
 	for _, c := range kept {
@@ -282,6 +293,13 @@ func (m *merger) record(tx meta.Tx, label string, baseRoot cas.Hash, source stri
 		return err
 	}
 	return tx.PutConflicts(rows)
+}
+
+// foldedStates are theirs and the base as roots, with the tree nodes those
+// roots need that are not stored yet.
+type foldedStates struct {
+	theirs, base cas.Hash
+	nodes        []meta.Object
 }
 
 // Conflicts lists the workspace's unresolved merge conflicts, by path.

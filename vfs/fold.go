@@ -29,30 +29,45 @@ func (f *FS) Fold(ctx context.Context) error {
 
 // foldSnapshotLocked folds a snapshot's delta; the caller holds foldMu.
 func (f *FS) foldSnapshotLocked(ctx context.Context) error {
-	f.mu.RLock()
-	ov, root := f.ov, f.root
-	f.mu.RUnlock()
-	if ov == nil || ov.Len() == 0 {
-		return nil
+	root, objs, err := f.FoldedRoot(ctx)
+	if err != nil || len(objs) == 0 && root == f.root {
+		return err
 	}
-	muts, _ := ov.Mutations()
-	newRoot, nodes, err := f.d.KV.Apply(ctx, root, muts)
-	if err != nil {
-		return fmt.Errorf("fold snapshot: %w", err)
-	}
-	if len(nodes) > 0 {
-		objs := make([]meta.Object, len(nodes))
-		for i, n := range nodes {
-			objs[i] = meta.Object{Hash: n.Hash, Data: n.Data}
-		}
+	if len(objs) > 0 {
 		if err := f.d.Meta.Update(ctx, func(tx meta.Tx) error { return tx.PutNodes(objs) }); err != nil {
 			return fmt.Errorf("fold snapshot: %w", err)
 		}
 	}
 	f.mu.Lock()
-	f.root, f.ov = newRoot, nil
+	f.root, f.ov = root, nil
 	f.mu.Unlock()
 	return nil
+}
+
+// FoldedRoot returns the root of a snapshot's state with its delta folded
+// in, and the tree nodes that root needs, without storing anything: the
+// caller stores the nodes in the transaction that records the root
+// (meta.Tx.PutNodes), so folding costs no commit of its own.
+func (f *FS) FoldedRoot(ctx context.Context) (cas.Hash, []meta.Object, error) {
+	f.mu.RLock()
+	ov, root := f.ov, f.root
+	f.mu.RUnlock()
+	if !f.readOnly {
+		return cas.Hash{}, nil, fmt.Errorf("fold: %w: not a snapshot", errors.ErrUnsupported)
+	}
+	if ov == nil || ov.Len() == 0 {
+		return root, nil, nil
+	}
+	muts, _ := ov.Mutations()
+	newRoot, nodes, err := f.d.KV.Apply(ctx, root, muts)
+	if err != nil {
+		return cas.Hash{}, nil, fmt.Errorf("fold snapshot: %w", err)
+	}
+	objs := make([]meta.Object, len(nodes))
+	for i, n := range nodes {
+		objs[i] = meta.Object{Hash: n.Hash, Data: n.Data}
+	}
+	return newRoot, objs, nil
 }
 
 // foldLocked folds; the caller holds foldMu.
