@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/forkspace/forkspace"
@@ -553,5 +554,40 @@ func TestMergeFollowsMovesAbove(t *testing.T) {
 	}
 	if got := read(t, p.FS, "c/b/y/c/a"); got != "new" {
 		t.Fatalf("c/b/y/c/a = %q; files %v", got, files(t, p.FS))
+	}
+}
+
+// TestMergeParksWhatTheirsMovesLater: ours renamed directory b to a;
+// theirs made a new directory a/a and moved file b/a into it as a/a/x. In
+// the merged state the file sits at a/a when theirs' new directory comes
+// there, and theirs' move of the file comes later: the file is set aside
+// and moved on, not a directory/file conflict (found by
+// TestMergeMatchesModel).
+func TestMergeParksWhatTheirsMovesLater(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "b/a", "file")
+	f := mustFork(t, p, "f")
+	if err := p.Rename(ctx, "b", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.MkdirAll(ctx, "a/a", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rename(ctx, "b/a", "a/a/x"); err != nil {
+		t.Fatal(err)
+	}
+	r := mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	if got := read(t, p.FS, "a/a/x"); got != "file" {
+		t.Fatalf("a/a/x = %q; files %v", got, files(t, p.FS))
+	}
+	for p := range files(t, p.FS) {
+		if strings.Contains(p, ".forkspace-move") {
+			t.Fatalf("a parked entry is left behind: %s", p)
+		}
 	}
 }

@@ -35,13 +35,15 @@ type merger struct {
 	changed           []string
 	conflicts         []Conflict
 	early             map[string]bool // base paths of deletions carried out ahead of their step
+	next              int             // index in their.Steps of the step after the one running
 }
 
 // tempPrefix starts the names vfs.Diff parks entries under.
 const tempPrefix = ".forkspace-move-"
 
 func (m *merger) run(ctx context.Context) error {
-	for _, st := range m.their.Steps {
+	for i, st := range m.their.Steps {
+		m.next = i + 1
 		if !m.wanted(st) {
 			continue
 		}
@@ -428,6 +430,9 @@ func (m *merger) place(ctx context.Context, t, b, tp string) (bool, error) {
 	if !oe.exists() {
 		return true, nil
 	}
+	if parked, err := m.parkAhead(ctx, t); err != nil || parked {
+		return parked, err
+	}
 	kind, detail := merge.AddAdd, fmt.Sprintf("ours and theirs each put a different %s at %s", te.typ, t)
 	if oe.typ != te.typ {
 		kind, detail = merge.DirectoryFile, fmt.Sprintf("ours has a %s at %s, theirs a %s", oe.typ, t, te.typ)
@@ -436,6 +441,31 @@ func (m *merger) place(ctx context.Context, t, b, tp string) (bool, error) {
 		return false, nil
 	}
 	return true, m.dst.RemoveAll(ctx, t)
+}
+
+// parkAhead moves the entry at merged path t out of the way, to a free
+// name at the root, when it is a base entry that a later step of theirs
+// renames: in the merged state ours' renames can put it where theirs puts
+// something else first (ours renamed directory b to a, theirs replaced
+// file b/a by a directory b/a and moved the file into it as b/a/x; the
+// new directory a/a comes before the file's move to a/a/x). The later
+// step moves it on from there. It reports whether it moved the entry.
+func (m *merger) parkAhead(ctx context.Context, t string) (bool, error) {
+	for _, later := range m.their.Steps[m.next:] {
+		if later.Op != vfs.Renamed || later.Base == "" || !m.wanted(later) {
+			continue
+		}
+		if mp, ok := m.paths.Merged(later.Base); !ok || mp != t {
+			continue
+		}
+		tmp, err := m.freeName(ctx, tempPrefix+"merge")
+		if err != nil {
+			return false, err
+		}
+		m.paths.Moved(later.Base, tmp)
+		return true, m.dst.Rename(ctx, t, tmp)
+	}
+	return false, nil
 }
 
 // freeName returns name, or name with a suffix, free at the root of dst.
