@@ -76,7 +76,9 @@ func (s *Store) FoldCheckpoints(ctx context.Context) error {
 		if err != nil {
 			break
 		}
-		_, err = s.foldCheckpoint(ctx, id)
+		if _, err = s.foldCheckpoint(ctx, id); errors.Is(err, fs.ErrNotExist) {
+			err = nil // deleted since it was listed: nothing to fold
+		}
 	}
 	return err
 }
