@@ -14,10 +14,13 @@ import (
 // recording failure, joined to the call's own error if it had one.
 var ErrNotRecorded = errors.New("not recorded in the audit log")
 
-// CallError returns the error of the call itself from an error of Run that
-// matches ErrNotRecorded: nil when the call succeeded and only recording
-// it failed.
+// CallError returns the error of the call itself from an error of Run:
+// err when recording did not fail, nil when the call succeeded and only
+// recording it failed.
 func CallError(err error) error {
+	if !errors.Is(err, ErrNotRecorded) {
+		return err
+	}
 	j, ok := err.(interface{ Unwrap() []error })
 	if !ok {
 		return nil

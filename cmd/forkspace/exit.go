@@ -76,7 +76,7 @@ func exitCode(err error) int {
 func (a *app) report(err error) int {
 	code := exitCode(err)
 	if err != nil && !errors.As(err, new(exitStatus)) {
-		if call := audit.CallError(err); call != nil {
+		if call := audit.CallError(err); call != nil && call != err {
 			// The call failed, and so did recording it (a full disk
 			// fails both): its own error is the one to read.
 			err = fmt.Errorf("%w (the call was not recorded in the audit log)", call)

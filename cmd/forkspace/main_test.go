@@ -202,4 +202,10 @@ func TestReportUnrecordedCall(t *testing.T) {
 	if stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
+	// An error wrapping two others that was recorded says nothing of it.
+	stderr.Reset()
+	a.report(fmt.Errorf("open lnk: %w: %w", fs.ErrNotExist, errors.ErrUnsupported))
+	if got := stderr.String(); strings.Contains(got, "not recorded") {
+		t.Errorf("a recorded call's error reported as unrecorded: %q", got)
+	}
 }
