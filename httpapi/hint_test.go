@@ -46,3 +46,22 @@ func TestNotFoundHints(t *testing.T) {
 		}
 	})
 }
+
+// TestDanglingLinkHint: a dangling symbolic link is named as one, with
+// its target, not as missing with a neighbour's name as the suggestion
+// ("open lnk: file does not exist; did you mean lnk2?").
+func TestDanglingLinkHint(t *testing.T) {
+	both(t, func(t *testing.T, e *env, api httpapi.API) {
+		ctx := t.Context()
+		_, err := api.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
+		must(t, err)
+		w, err := e.st.Workspace(ctx, "w")
+		must(t, err)
+		must(t, w.Symlink(ctx, "gone/target.txt", "lnk"))
+		must(t, w.Symlink(ctx, "nowhere", "lnk2"))
+		_, err = api.Open(ctx, "w", "lnk", httpapi.ReadRequest{})
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "lnk is a dangling symbolic link: its target gone/target.txt does not exist") || strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("open a dangling link: %v", err)
+		}
+	})
+}

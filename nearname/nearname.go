@@ -52,7 +52,9 @@ func Find(ctx context.Context, fsys Lister, p string) Hint {
 	best, bestDist := "", len(base)/3+2
 	for _, e := range entries {
 		if e.Name() == base {
-			continue // the entry exists but p failed for another reason
+			// The entry exists and p failed for another reason (a
+			// dangling symbolic link): another name is no better.
+			return Hint{}
 		}
 		if d := Distance(base, e.Name()); d < bestDist {
 			best, bestDist = e.Name(), d

@@ -23,6 +23,8 @@ func TestFind(t *testing.T) {
 		"src/main.go": {Data: []byte("2")},
 		"README.md":   {Data: []byte("3")},
 		"zzzzzz":      {Data: []byte("4")},
+		"lnk":         {Data: []byte("5")},
+		"lnk2":        {Data: []byte("6")},
 	}
 	for _, c := range []struct {
 		p    string
@@ -37,6 +39,7 @@ func TestFind(t *testing.T) {
 		{"a/b/c", nearname.Hint{MissingDir: "a"}},               // the topmost missing directory
 		{"entirely-different", nearname.Hint{}},                 // nothing near, directory there
 		{"calc.py", nearname.Hint{}},                            // exists: no suggestion of itself
+		{"lnk", nearname.Hint{}},                                // exists (a dangling link, say): none of a neighbour either
 		{".", nearname.Hint{}},                                  // the root
 	} {
 		if got := nearname.Find(t.Context(), tree, c.p); got != c.want {
