@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs"
 	"golang.org/x/sync/errgroup"
@@ -241,9 +240,9 @@ type PairDiff struct {
 }
 
 // Compare diffs every pair of states (live heads or checkpoints, 2 to
-// MaxCompare of them): each state is folded once and each pair costs a
-// structural diff, which follows the changes between them, not the size
-// of the workspaces. A state given twice is fs.ErrInvalid.
+// MaxCompare of them): each state is read once, unfolded, and each pair
+// costs a structural diff, which follows the changes between them (and
+// their staging deltas), not the size of the workspaces. A state given twice is fs.ErrInvalid.
 func (s *Store) Compare(ctx context.Context, states []string, opts vfs.DiffOptions) (Comparison, error) {
 	cmp, err := s.compare(ctx, states, opts)
 	if err != nil {
@@ -259,19 +258,12 @@ func (s *Store) compare(ctx context.Context, states []string, opts vfs.DiffOptio
 	if len(slices.Compact(slices.Sorted(slices.Values(states)))) != len(states) {
 		return Comparison{}, fmt.Errorf("%w: a state is given twice", fs.ErrInvalid)
 	}
-	roots := make([]cas.Hash, len(states))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
+	snaps := make([]*vfs.FS, len(states))
 	for i, st := range states {
-		g.Go(func() (err error) {
-			if roots[i], err = s.root(gctx, st); err != nil {
-				return fmt.Errorf("%s: %w", st, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return Comparison{}, err
+		var err error
+		if snaps[i], err = s.Snapshot(ctx, st); err != nil {
+			return Comparison{}, err
+		}
 	}
 	n := len(states)
 	cmp := Comparison{States: slices.Clone(states), Changes: make([][]int, n)}
@@ -283,7 +275,7 @@ func (s *Store) compare(ctx context.Context, states []string, opts vfs.DiffOptio
 			cmp.Pairs = append(cmp.Pairs, PairDiff{From: states[i], To: states[j]})
 		}
 	}
-	g, gctx = errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	k := 0
 	for i := range n {
@@ -291,7 +283,7 @@ func (s *Store) compare(ctx context.Context, states []string, opts vfs.DiffOptio
 			p := &cmp.Pairs[k]
 			k++
 			g.Go(func() error {
-				ch, err := vfs.Diff(gctx, vfs.Snapshot(s.deps(), roots[i], nil), vfs.Snapshot(s.deps(), roots[j], nil), opts)
+				ch, err := vfs.Diff(gctx, snaps[i], snaps[j], opts)
 				if err != nil {
 					return fmt.Errorf("diff %s %s: %w", states[i], states[j], err)
 				}

@@ -63,19 +63,6 @@ func (s *Store) resolve(ctx context.Context, state string) (*Workspace, *meta.Ch
 	return w, nil, root, staged, err
 }
 
-// root resolves a state to a tree root that holds all of it, folding a
-// live head's or a checkpoint's staging delta first.
-func (s *Store) root(ctx context.Context, state string) (cas.Hash, error) {
-	w, c, _, _, err := s.resolve(ctx, state)
-	if err != nil {
-		return cas.Hash{}, err
-	}
-	if c != nil {
-		return s.foldCheckpoint(ctx, c.ID)
-	}
-	return w.Root(ctx)
-}
-
 // Snapshot returns a read-only view of a state, without folding anything.
 // For a live head it is the state at the time of the call.
 func (s *Store) Snapshot(ctx context.Context, state string) (*vfs.FS, error) {
@@ -87,19 +74,20 @@ func (s *Store) Snapshot(ctx context.Context, state string) (*vfs.FS, error) {
 }
 
 // Diff compares two states (live heads, checkpoints, a fork and its
-// parent…). Its cost follows the number of changes, not the size of the
-// workspaces. The changes come in the order vfs.Diff documents: applied one
-// after another to from (vfs.ApplyDiff), they yield to.
+// parent…). Its cost follows the number of changes and the states' staging
+// deltas, not the size of the workspaces; nothing is folded. The changes
+// come in the order vfs.Diff documents: applied one after another to from
+// (vfs.ApplyDiff), they yield to.
 func (s *Store) Diff(ctx context.Context, from, to string, opts vfs.DiffOptions) ([]vfs.Change, error) {
-	a, err := s.root(ctx, from)
+	a, err := s.Snapshot(ctx, from)
 	if err != nil {
-		return nil, fmt.Errorf("diff: %s: %w", from, err)
+		return nil, fmt.Errorf("diff: %w", err)
 	}
-	b, err := s.root(ctx, to)
+	b, err := s.Snapshot(ctx, to)
 	if err != nil {
-		return nil, fmt.Errorf("diff: %s: %w", to, err)
+		return nil, fmt.Errorf("diff: %w", err)
 	}
-	changes, err := vfs.Diff(ctx, vfs.Snapshot(s.deps(), a, nil), vfs.Snapshot(s.deps(), b, nil), opts)
+	changes, err := vfs.Diff(ctx, a, b, opts)
 	if err != nil {
 		return nil, fmt.Errorf("diff %s %s: %w", from, to, err)
 	}
