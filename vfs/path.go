@@ -59,9 +59,26 @@ func checkPath(p string) error {
 // validPath returns a *fs.PathError for op when p is not a valid path.
 func validPath(op, p string) error {
 	if err := checkPath(p); err != nil {
-		return &fs.PathError{Op: op, Path: p, Err: err}
+		return &fs.PathError{Op: op, Path: shownPath(p), Err: err}
 	}
 	return nil
+}
+
+// maxShownPath bounds the bytes of a rejected path its error shows.
+const maxShownPath = 200
+
+// shownPath is p as an error rejecting it names it: a path past
+// MaxPathLen (a 12,000-byte one made a 12,000-byte message) is cut, with
+// its length.
+func shownPath(p string) string {
+	if len(p) <= MaxPathLen {
+		return p
+	}
+	cut := maxShownPath
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", p[:cut], len(p))
 }
 
 // CleanPath turns a path given at an edge (CLI, tools) into the io/fs form
@@ -73,13 +90,13 @@ func validPath(op, p string) error {
 func CleanPath(p string) (string, error) {
 	const op = "clean"
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: NUL byte in path", fs.ErrInvalid)}
+		return "", &fs.PathError{Op: op, Path: shownPath(p), Err: fmt.Errorf("%w: NUL byte in path", fs.ErrInvalid)}
 	}
 	c := path.Clean("/" + p)
 	// path.Clean of a rooted path drops leading "..", so detect escapes on
 	// the unrooted form.
 	if u := path.Clean(strings.TrimLeft(p, "/")); u == ".." || strings.HasPrefix(u, "../") {
-		return "", &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: path escapes workspace", fs.ErrInvalid)}
+		return "", &fs.PathError{Op: op, Path: shownPath(p), Err: fmt.Errorf("%w: path escapes workspace", fs.ErrInvalid)}
 	}
 	c = strings.TrimPrefix(c, "/")
 	if c == "" {

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -100,4 +101,15 @@ func FuzzPath(f *testing.F) {
 			t.Fatalf("CleanPath(%q) = %q is not clean", p, c)
 		}
 	})
+}
+
+// TestLongPathErrorIsShort: a path past MaxPathLen is named by a prefix
+// and its length, once; the message stays short however long the path.
+func TestLongPathErrorIsShort(t *testing.T) {
+	for _, p := range []string{strings.Repeat("a", 12000), strings.Repeat("ab/", 4000), "../" + strings.Repeat("é", 6000), strings.Repeat("x", 5000) + "\x00"} {
+		_, err := CleanPath(p)
+		if err == nil || len(err.Error()) > 2*maxShownPath+100 || !strings.Contains(err.Error(), "bytes)") {
+			t.Errorf("CleanPath of a %d-byte path: %d-byte error %.300q", len(p), len(fmt.Sprint(err)), fmt.Sprint(err))
+		}
+	}
 }
