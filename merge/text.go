@@ -37,7 +37,8 @@ type TextResult struct {
 //	>>>>>>> theirs
 //
 // A file whose last line lacks a newline keeps it that way; a marker line
-// always ends with one.
+// always ends with one, "\r\n" in a file whose lines end so (as ours'
+// first line does, else theirs', else base's).
 func Text(base, ours, theirs []byte, l Labels) TextResult {
 	if bytes.Equal(ours, theirs) || bytes.Equal(base, theirs) {
 		return TextResult{Data: bytes.Clone(ours)}
@@ -52,6 +53,7 @@ func Text(base, ours, theirs []byte, l Labels) TextResult {
 	var (
 		out bytes.Buffer
 		res TextResult
+		eol = lineEnd(o, t, b)
 	)
 	pos := 0 // next base line to copy
 	i, j := 0, 0
@@ -88,13 +90,13 @@ func Text(base, ours, theirs []byte, l Labels) TextResult {
 			writeLines(&out, so)
 		default:
 			res.Conflicts++
-			marker(&out, "<<<<<<< ", l.Ours)
+			marker(&out, eol, "<<<<<<< ", l.Ours)
 			writeLines(&out, so)
-			marker(&out, "||||||| ", l.Base)
+			marker(&out, eol, "||||||| ", l.Base)
 			writeLines(&out, b[start:end])
-			marker(&out, "=======", "")
+			marker(&out, eol, "=======", "")
 			writeLines(&out, st)
-			marker(&out, ">>>>>>> ", l.Theirs)
+			marker(&out, eol, ">>>>>>> ", l.Theirs)
 		}
 	}
 	writeLines(&out, b[pos:])
@@ -204,13 +206,27 @@ func writeLines(w *bytes.Buffer, lines []string) {
 	}
 }
 
-// marker writes a conflict marker line, first ending the text before it
-// with a newline if it lacks one.
-func marker(w *bytes.Buffer, prefix, label string) {
+// marker writes a conflict marker line ending with eol, first ending the
+// text before it if it lacks a newline.
+func marker(w *bytes.Buffer, eol, prefix, label string) {
 	if b := w.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
-		w.WriteByte('\n')
+		w.WriteString(eol)
 	}
 	w.WriteString(prefix)
 	w.WriteString(label)
-	w.WriteByte('\n')
+	w.WriteString(eol)
+}
+
+// lineEnd is the line ending of the first of the files that has a line:
+// "\r\n" if that line ends so, else "\n".
+func lineEnd(files ...[]string) string {
+	for _, f := range files {
+		if len(f) > 0 {
+			if strings.HasSuffix(f[0], "\r\n") {
+				return "\r\n"
+			}
+			return "\n"
+		}
+	}
+	return "\n"
 }

@@ -66,6 +66,17 @@ func TestTextWithoutFinalNewline(t *testing.T) {
 	if got := Text([]byte("a\nb\nc"), []byte("A\nb\nc"), []byte("a\nb\nC"), l); string(got.Data) != "A\nb\nC" || got.Conflicts != 0 {
 		t.Errorf("clean merge = %q, %d conflicts", got.Data, got.Conflicts)
 	}
+	// Dropping the final newline is a change of the last line, merged as
+	// any other; the same drop on both sides is one change.
+	for _, c := range [][4]string{
+		{"a\nb\nc\n", "a\nb\nc", "A\nb\nc\n", "A\nb\nc"},
+		{"a\nb\nc\n", "A\nb\nc", "a\nb\nc", "A\nb\nc"},
+		{"a\nb\nc", "A\nb\nc", "a\nb\nc\n", "A\nb\nc\n"},
+	} {
+		if got := Text([]byte(c[0]), []byte(c[1]), []byte(c[2]), l); string(got.Data) != c[3] || got.Conflicts != 0 {
+			t.Errorf("Text(%q, %q, %q) = %q, %d conflicts; want %q", c[0], c[1], c[2], got.Data, got.Conflicts, c[3])
+		}
+	}
 	got := Text([]byte("a\nb"), []byte("a\nx"), []byte("a\ny"), l)
 	want := "a\n<<<<<<< ours\nx\n||||||| base\nb\n=======\ny\n>>>>>>> theirs\n"
 	if string(got.Data) != want || got.Conflicts != 1 {
