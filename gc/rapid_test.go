@@ -91,8 +91,8 @@ func (m *model) forget(ws string) {
 
 // TestGCModel interleaves writes, overwrites, deletions, forks,
 // checkpoints, restores, workspace and checkpoint deletions, merges
-// (between any two workspaces with a merge base, under every policy) and
-// resolutions of their conflicts, audited writes and restores that record
+// (between any two workspaces with a merge base, under every policy),
+// cherry-picks of a path or of its changes, resolutions of conflicts, audited writes and restores that record
 // states, reads of recorded states ("w@~N"), changes of the retention
 // policy, and collections (without grace and with a grace that keeps
 // everything). After every collection it re-reads every live workspace,
@@ -240,10 +240,10 @@ func TestGCModel(t *testing.T) {
 				}
 				into := pickWS(rt)
 				from := rapid.SampledFrom(slices.DeleteFunc(slices.Sorted(maps.Keys(m.ws)), func(s string) bool { return s == into })).Draw(rt, "from")
+				name := fmt.Sprintf("f%d", rapid.IntRange(0, 5).Draw(rt, "file"))
 				if rapid.Bool().Draw(rt, "clash") {
 					// Both sides write one file: a conflict, or the
 					// same change on both sides.
-					name := fmt.Sprintf("f%d", rapid.IntRange(0, 5).Draw(rt, "file"))
 					for _, ws := range []string{into, from} {
 						data := pool[rapid.IntRange(0, len(pool)-1).Draw(rt, "content")]
 						if err := open(ws).WriteFile(ctx, name, data, 0o644); err != nil {
@@ -253,7 +253,32 @@ func TestGCModel(t *testing.T) {
 					}
 				}
 				policy := rapid.SampledFrom([]forkspace.MergePolicy{forkspace.MergeRecord, forkspace.MergeFail, forkspace.MergeOurs, forkspace.MergeTheirs}).Draw(rt, "policy")
-				merge(rt, e, m, into, from, policy)
+				var pick []string
+				if rapid.Bool().Draw(rt, "pick") {
+					// A cherry-pick of the changes at that file: a merge
+					// that keeps no merged state, and for its conflicts
+					// theirs' version too.
+					pick = []string{name}
+				}
+				merge(rt, e, m, into, from, policy, pick)
+			},
+			"cherryPick": func(rt *rapid.T) {
+				if len(m.ws) < 2 {
+					return
+				}
+				into := pickWS(rt)
+				from := rapid.SampledFrom(slices.DeleteFunc(slices.Sorted(maps.Keys(m.ws)), func(s string) bool { return s == into })).Draw(rt, "from")
+				names := slices.Sorted(maps.Keys(m.ws[from]))
+				if len(names) == 0 {
+					return
+				}
+				p := rapid.SampledFrom(names).Draw(rt, "path")
+				r, err := open(into).CherryPick(ctx, from, []string{p}, forkspace.CherryPickOptions{})
+				if err != nil {
+					rt.Fatal(err)
+				}
+				m.cps = append(m.cps, modelCheckpoint{id: r.Checkpoint, ws: into, files: maps.Clone(m.ws[into])})
+				m.ws[into][p] = m.ws[from][p]
 			},
 			"resolve": func(rt *rapid.T) {
 				var ws []string
@@ -425,14 +450,15 @@ func workspace(rt *rapid.T, e *env, name string) *forkspace.Workspace {
 }
 
 // merge merges workspace from into workspace into with policy (nothing if
-// they have no merge base) and updates the model: the checkpoint taken
+// they have no merge base), or with pick only theirs' changes at those
+// paths (a cherry-pick of changes), and updates the model: the checkpoint taken
 // before, the merged state kept as the next merge base and, for recorded
 // conflicts, the base and ours versions kept until they are resolved.
 // When each path changed on one side at most, the result is both sides'
 // changes and no conflict; otherwise the model takes what the merge wrote
 // (what a clash becomes is the merge tests' business, what stays
 // reachable is this test's).
-func merge(rt *rapid.T, e *env, m *model, into, from string, policy forkspace.MergePolicy) {
+func merge(rt *rapid.T, e *env, m *model, into, from string, policy forkspace.MergePolicy, pick []string) {
 	ctx := context.Background()
 	baseState, err := e.s.MergeBase(ctx, into, from)
 	if errors.Is(err, forkspace.ErrNoMergeBase) {
@@ -447,7 +473,12 @@ func merge(rt *rapid.T, e *env, m *model, into, from string, policy forkspace.Me
 	}
 	base, ours, theirs := readFiles(rt, "base "+baseState, snap), maps.Clone(m.ws[into]), maps.Clone(m.ws[from])
 	w := workspace(rt, e, into)
-	r, err := w.Merge(ctx, from, forkspace.MergeOptions{Policy: policy})
+	var r forkspace.MergeResult
+	if pick == nil {
+		r, err = w.Merge(ctx, from, forkspace.MergeOptions{Policy: policy})
+	} else {
+		r, err = w.CherryPick(ctx, from, pick, forkspace.CherryPickOptions{Changes: true, Policy: policy})
+	}
 	if policy == forkspace.MergeFail && errors.Is(err, errdefs.ErrConflict) {
 		checkFiles(rt, "workspace after a merge refused for conflicts", w, ours)
 		return
@@ -456,7 +487,9 @@ func merge(rt *rapid.T, e *env, m *model, into, from string, policy forkspace.Me
 		rt.Fatal(err)
 	}
 	m.cps = append(m.cps, modelCheckpoint{id: r.Checkpoint, ws: into, files: ours})
-	m.bases = append(m.bases, modelCheckpoint{ws: into, files: theirs})
+	if pick == nil {
+		m.bases = append(m.bases, modelCheckpoint{ws: into, files: theirs})
+	}
 	var unresolved []string
 	for _, c := range r.Conflicts {
 		if c.Resolved == "" {
@@ -465,10 +498,13 @@ func merge(rt *rapid.T, e *env, m *model, into, from string, policy forkspace.Me
 	}
 	if len(unresolved) > 0 {
 		m.bases = append(m.bases, modelCheckpoint{ws: into, files: base, conflict: true}, modelCheckpoint{ws: into, files: ours, conflict: true})
+		if pick != nil {
+			m.bases = append(m.bases, modelCheckpoint{ws: into, files: theirs, conflict: true})
+		}
 		m.conflicts[into] = slices.Compact(slices.Sorted(slices.Values(append(m.conflicts[into], unresolved...))))
 	}
 	got := readFiles(rt, "workspace "+into+" after the merge", w)
-	if want, ok := disjointMerge(base, ours, theirs); ok {
+	if want, ok := disjointMerge(base, ours, theirs); ok && pick == nil {
 		if len(r.Conflicts) > 0 {
 			rt.Fatalf("merge of %s into %s, changes on one side per path: conflicts %+v", from, into, r.Conflicts)
 		}
