@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/errdefs"
 )
 
 // The history of a workspace: its audited steps and the state each left
@@ -42,6 +43,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	steps, err := s.opts.API.History(r.Context(), r.PathValue("ws"), forkspace.HistoryOptions{Limit: int(limit), Before: before})
 	if err != nil {
 		return err
+	}
+	for i := range steps {
+		steps[i].Error = errdefs.Redact(steps[i].Error) // as recorded on the host
 	}
 	return reply(w, http.StatusOK, steps)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/auth"
+	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/provider"
 )
@@ -855,6 +856,9 @@ func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) error {
 	es, err := s.opts.API.Audit(r.Context(), q.Get("workspace"), audit.Filter{Session: q.Get("session"), Limit: int(limit), Before: before})
 	if err != nil {
 		return err
+	}
+	for i := range es {
+		es[i].Error = errdefs.Redact(es[i].Error) // as recorded on the host
 	}
 	return reply(w, http.StatusOK, es)
 }
