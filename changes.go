@@ -3,6 +3,7 @@ package forkspace
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/forkspace/forkspace/audit"
@@ -121,10 +122,17 @@ func (u *uncovered) flush() {
 	for _, k := range order {
 		es = append(es, audit.Entry{WorkspaceID: k.ws, Tool: k.tool, Actor: k.actor.Name, Session: k.actor.Session, Changed: paths[k]})
 	}
-	if err := u.log.RecordAll(context.Background(), es); err != nil {
+	if err := u.log.RecordAll(context.Background(), es, isStep); err != nil {
 		u.s.log.Error("record uncovered changes", "entries", len(es), "err", err)
 	}
 }
+
+// isStep reports whether an entry of uncovered changes is a step of its
+// workspace's history (records a state): changes made through a FUSE
+// mount are, as an agent's or a person's work; a mount's own indexing and
+// hydration are not, nor plain library calls (the library records steps
+// through audited calls, audit.Run).
+func isStep(e audit.Entry) bool { return strings.HasPrefix(e.Tool, "fuse.") }
 
 // close records what is pending and stops the goroutine.
 func (u *uncovered) close() {

@@ -62,18 +62,20 @@ func NewLog(m meta.Store) *Log { return &Log{meta: m} }
 // as the state the call produced (see history.go); then it hands e to the
 // listeners (OnRecord).
 func (l *Log) Record(ctx context.Context, e Entry) error {
-	return l.append(ctx, []Entry{e}, true)
+	return l.append(ctx, []Entry{e}, func(Entry) bool { return true })
 }
 
 // RecordAll appends es in one transaction, in order, then hands them to
-// the listeners. It records no states: es are changes no call covers
-// (FUSE operations, mount work), noted after the fact, so the head at
-// that moment is not the state any one of them produced.
-func (l *Log) RecordAll(ctx context.Context, es []Entry) error {
-	return l.append(ctx, es, false)
+// the listeners. es are changes no call covers (FUSE operations, mount
+// work, library calls), noted after the fact in batches; it records a
+// state, the head's at that moment, for those that step(e) says are steps
+// of their workspace's history (nil: none). Such a state holds the
+// entry's changes, and may hold changes noted in the next entry.
+func (l *Log) RecordAll(ctx context.Context, es []Entry, step func(Entry) bool) error {
+	return l.append(ctx, es, step)
 }
 
-func (l *Log) append(ctx context.Context, es []Entry, states bool) error {
+func (l *Log) append(ctx context.Context, es []Entry, step func(Entry) bool) error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -82,7 +84,7 @@ func (l *Log) append(ctx context.Context, es []Entry, states bool) error {
 			if err := tx.AppendAudit(&es[i]); err != nil {
 				return err
 			}
-			if !states {
+			if step == nil || !step(es[i]) {
 				continue
 			}
 			if err := recordState(tx, &es[i]); err != nil {

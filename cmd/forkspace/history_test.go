@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
+	"github.com/forkspace/forkspace/fusefs/fusetest"
 )
 
 // TestHistoryCommand runs the README's CLI flow, checks that every
@@ -70,4 +72,50 @@ func TestHistoryCommand(t *testing.T) {
 	c.fails(exitInvalid, nil, "-w", "agent-1-try@~x", "cat", "/src/NOTES.md")
 	c.fails(exitInvalid, nil, "-w", "agent-1@audit:"+strings.TrimPrefix(steps[0].State, "agent-1-try@audit:"), "cat", "/src/NOTES.md")
 	c.fails(exitNotFound, nil, "history", "nope")
+}
+
+// TestFUSEWritesAreSteps: files written through the FUSE mount of `serve
+// --fuse` are steps of the workspace's history, like calls through the
+// other doors: the entries the server notes for them record states, and
+// after an overwrite the earlier step still reads the earlier bytes.
+func TestFUSEWritesAreSteps(t *testing.T) {
+	fusetest.Require(t)
+	c := newCLI(t)
+	c.ok(nil, "workspace", "create", "w")
+	mnt := t.TempDir()
+	_, stop := serve(t, c.store, "--fuse", mnt)
+	defer stop()
+	var states []string
+	for _, text := range []string{"one", "two"} {
+		if err := os.WriteFile(filepath.Join(mnt, "w", "notes.txt"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, fuseStep(t, c, text))
+	}
+	if got := c.ok(nil, "-w", states[0], "cat", "notes.txt"); got != "one" {
+		t.Errorf("cat at %s = %q, want the first write", states[0], got)
+	}
+	c.ok(nil, "-w", "w", "restore", strings.TrimPrefix(states[0], "w@"))
+	if got := c.ok(nil, "-w", "w", "cat", "notes.txt"); got != "one" {
+		t.Errorf("after restore %s: %q", states[0], got)
+	}
+}
+
+// fuseStep waits for the newest step of w to be a FUSE step whose state
+// has notes.txt holding text (FUSE changes are noted after the fact, in
+// batches) and returns that state.
+func fuseStep(t *testing.T, c *cli, text string) string {
+	t.Helper()
+	for range 600 { // a hang guard, not a timing assertion
+		var steps []forkspace.Step
+		c.json(&steps, "history", "w", "--limit", "1")
+		if len(steps) == 1 && strings.HasPrefix(steps[0].Tool, "fuse.") && steps[0].State != "" {
+			if got, _, code := c.run(nil, "-w", steps[0].State, "cat", "notes.txt"); code == 0 && got == text {
+				return steps[0].State
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no FUSE step of w has notes.txt = %q", text)
+	return ""
 }
