@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/provider"
 )
@@ -70,7 +71,17 @@ func compareTool(ctx context.Context, c *call, in compareIn) (string, provider.C
 	case errors.Is(err, fs.ErrInvalid):
 		return "", cmp, argError("states: each state once, 2 to 16 of them: workspace names, NAME@CHECKPOINT, '@CHECKPOINT' or '@parent'")
 	case errors.Is(err, fs.ErrNotExist):
-		return "", cmp, argError("a state does not exist or shares no ancestor with this workspace (%s): name forks of this workspace, its checkpoints ('@CHECKPOINT') or '@parent'", sanitize(err))
+		what, state := "a state does not exist or shares no ancestor with this workspace", ""
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			state = short(pe.Path)
+		}
+		switch {
+		case state != "" && errors.Is(err, forkspace.ErrNoMergeBase):
+			what = "state " + state + " shares no ancestor with this workspace"
+		case state != "":
+			what = "state " + state + " does not exist"
+		}
+		return "", cmp, argError("%s: name forks of this workspace, its checkpoints ('@CHECKPOINT') or '@parent'", what)
 	case err != nil:
 		return "", cmp, err
 	}

@@ -47,9 +47,14 @@ func TestBestOfNTools(t *testing.T) {
 	}
 	fails(main, "compare", `{"states":["main"]}`, "give 2 to 16 states")
 	fails(main, "compare", `{"states":["main","main"]}`, "each state once")
-	fails(main, "compare", `{"states":["main","stranger"]}`, "does not exist or shares no ancestor")
-	open("stranger")
-	fails(main, "compare", `{"states":["main","stranger"]}`, "does not exist or shares no ancestor")
+	fails(main, "compare", `{"states":["main","stranger"]}`, "state stranger does not exist: name forks")
+	stranger := open("stranger")
+	fails(stranger, "compare", `{"states":["stranger","main"]}`, "state main shares no ancestor with this workspace: name forks")
+	for _, ws := range []provider.Workspace{main, stranger} {
+		if r := call(ws, "compare", `{"states":["main","stranger"]}`); strings.Contains(r.Text, "ws-") || strings.Contains(r.Text, "get workspace") {
+			t.Errorf("compare names the store's internals: %q", r.Text)
+		}
+	}
 
 	fails(main, "promote", `{"winner":"nope"}`, `no workspace "nope"`)
 	fails(main, "promote", `{"winner":"stranger"}`, "stranger is not a fork of this workspace")

@@ -2,6 +2,7 @@ package localprovider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -35,7 +36,7 @@ func (x *Workspace) Compare(ctx context.Context, states []string, unified bool) 
 		}
 		if ws, _, _ := strings.Cut(state, "@"); ws != x.w.ID() && ws != x.w.Name() {
 			if _, err := x.p.st.MergeBase(ctx, x.w.ID(), state); err != nil {
-				return provider.Comparison{}, err
+				return provider.Comparison{}, lineageError(s, err)
 			}
 		}
 		resolved[i] = state
@@ -72,4 +73,18 @@ func (x *Workspace) Promote(ctx context.Context, winner string, head bool, polic
 		rep.Merge = &m
 	}
 	return rep, err
+}
+
+// lineageError names state s, which the caller gave, as missing or as
+// sharing no ancestor with this workspace (a *fs.PathError whose Path is
+// s), instead of the merge base lookup's words (workspace IDs, the
+// metadata's operations).
+func lineageError(s string, err error) error {
+	switch {
+	case errors.Is(err, forkspace.ErrNoMergeBase):
+		return &fs.PathError{Op: "compare", Path: s, Err: forkspace.ErrNoMergeBase}
+	case errors.Is(err, fs.ErrNotExist):
+		return &fs.PathError{Op: "compare", Path: s, Err: fs.ErrNotExist}
+	}
+	return err
 }
