@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/vfs"
@@ -43,6 +44,7 @@ func BenchmarkMerge(b *testing.B) {
 			}
 		}
 	}
+	var took []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -57,16 +59,20 @@ func BenchmarkMerge(b *testing.B) {
 		change(ours, i, 0)
 		change(theirs, i, 1)
 		b.StartTimer()
+		start := time.Now()
 		r, err := ours.Merge(ctx, theirs.Name(), forkspace.MergeOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		took = append(took, time.Since(start))
 		b.StopTimer()
 		if len(r.Conflicts) != 0 || len(r.Changed) != 100 {
 			b.Fatalf("merge: %d changed, %d conflicts", len(r.Changed), len(r.Conflicts))
 		}
 		b.StartTimer()
 	}
+	b.StopTimer()
+	reportLatency(b, "merge", took)
 }
 
 // textFiles creates workspace "base" holding n small text files (five
