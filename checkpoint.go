@@ -186,6 +186,8 @@ type ForkOptions struct {
 	Checkpoint string
 	// Quota of the fork; zero inherits the source's quota.
 	Quota meta.Quota
+	// scratch makes the fork a scratch fork (ScratchFork).
+	scratch bool
 }
 
 // Fork creates workspace name as a copy of this one's live state (or of a
@@ -216,6 +218,9 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 	w.mounts.mu.Lock()
 	specs := slices.Clone(w.mounts.specs)
 	w.mounts.mu.Unlock()
+	if opts.scratch {
+		row.Tenant, specs = scratchTenant, nil
+	}
 	child, err := w.store.insert(ctx, "fork "+w.name+" as", row, func(tx meta.Tx) error {
 		if err := persistMounts(tx, row.ID, specs); err != nil {
 			return err

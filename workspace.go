@@ -178,7 +178,9 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	if err != nil {
 		return nil, err
 	}
-	f.Watch(s.uncovered.watch(row.ID))
+	if row.Tenant != scratchTenant {
+		f.Watch(s.uncovered.watch(row.ID))
+	}
 	w := &Workspace{FS: f, store: s, id: row.ID, name: row.Name, tenant: row.Tenant, parent: row.ParentID}
 	specs, err := s.loadMounts(ctx, row.ID)
 	if err == nil {
@@ -302,6 +304,9 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 	s.mu.Unlock()
 	if w != nil {
 		err = w.close()
+	}
+	if row.Tenant != scratchTenant {
+		err = errors.Join(err, s.deleteScratchOf(ctx, row.ID))
 	}
 	if s.opts.OnDelete != nil {
 		if herr := s.opts.OnDelete(ctx, row.ID); herr != nil {

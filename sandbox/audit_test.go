@@ -15,7 +15,7 @@ import (
 func TestAuditAndRewind(t *testing.T) {
 	needBwrap(t)
 	st, ws := newWorkspace(t)
-	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t), Audit: st.AuditLog(), AutoCheckpoint: true})
+	s := New(ws, Options{Mode: ModeCopy, WorkDir: sandboxtest.WorkDir(t), Audit: st.AuditLog(), AutoCheckpoint: true})
 	writeWS(t, ws, "keep.txt", "precious", 0o644)
 	ctx := audit.WithActor(context.Background(), audit.Actor{Name: "agent", Session: "s-1"})
 	req := provider.ExecRequest{Command: "rm keep.txt; echo oops > new.txt; exit 2", Env: map[string]string{"TOKEN": "secret-value"}}

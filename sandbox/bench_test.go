@@ -33,14 +33,15 @@ func benchShell(b *testing.B) (*Shell, *forkspace.Workspace) {
 			b.Fatal(err)
 		}
 	}
-	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(b)})
+	s := New(ws, Options{Mode: ModeCopy, WorkDir: sandboxtest.WorkDir(b)})
 	mustExec(b, s, "true")
 	return s, ws
 }
 
 // BenchmarkExecRoundTrip is Exec("true") on a 10k-file workspace: with one
 // file changed directly before each run (materialize one file, run, scan,
-// pull nothing) and with nothing changed. Compare with BenchmarkTrue and
+// pull nothing) and with nothing changed, and the same on the FUSE mount
+// (fuse/…). Compare with BenchmarkTrue and
 // BenchmarkBwrapTrue: the difference is the sandbox's overhead.
 func BenchmarkExecRoundTrip(b *testing.B) {
 	s, ws := benchShell(b)
@@ -68,6 +69,30 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if res := mustExec(b, s, "date +%N > d9/f9.txt"); len(res.Changed) != 1 {
+				b.Fatalf("changed %v", res.Changed)
+			}
+		}
+	})
+	// The same on the FUSE mount of a scratch fork (ModeFUSE).
+	fs := New(ws, Options{WorkDir: sandboxtest.WorkDir(b), Mode: ModeFUSE})
+	defer fs.Close()
+	b.Run("fuse/one-change", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			if err := ws.WriteFile(ctx, "d7/f7.txt", []byte(fmt.Sprint("f", i)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if res := mustExec(b, fs, "true"); res.ExitCode != 0 || len(res.Changed) != 0 {
+				b.Fatalf("exit %d, changed %v", res.ExitCode, res.Changed)
+			}
+		}
+	})
+	b.Run("fuse/command-changes-one-file", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if res := mustExec(b, fs, "date +%N > d9/f9.txt"); len(res.Changed) != 1 {
 				b.Fatalf("changed %v", res.Changed)
 			}
 		}
@@ -204,12 +229,13 @@ func BenchmarkSupervision(b *testing.B) {
 	}
 }
 
-// BenchmarkForkFirstRun is the first Exec("true") in a fresh fork of a
+// BenchmarkForkFirstRun is the first Exec (reading the file the fork changed) in a fresh fork of a
 // workspace of 12,800 files of 12 KiB (157 MB) in 128 directories, the
 // case of issue 8: seeded from the parent's materialized work dir, and
 // materialized from the workspace when the parent's is not available (as
-// before seeding existed). For scale, "parent-one-change" is a run in the
-// parent after a one-file change.
+// before seeding existed), and on the FUSE mount of a scratch fork of the
+// fork (ModeFUSE: nothing materialized). For scale, "parent-one-change"
+// is a run in the parent after a one-file change.
 func BenchmarkForkFirstRun(b *testing.B) {
 	needBwrap(b)
 	_, parent := newWorkspace(b)
@@ -227,11 +253,13 @@ func BenchmarkForkFirstRun(b *testing.B) {
 		}
 	}
 	base := sandboxtest.Dir(b)
-	ps := New(parent, Options{WorkDir: filepath.Join(base, "parent")})
+	ps := New(parent, Options{Mode: ModeCopy, WorkDir: filepath.Join(base, "parent")})
 	defer ps.Close()
 	mustExec(b, ps, "true")
 	forks := 0
-	firstRun := func(b *testing.B, seeded bool) {
+	// firstRun times the first run in a fresh fork with one file changed,
+	// in mode; in ModeCopy, seeded says whether it must have been seeded.
+	firstRun := func(b *testing.B, mode Mode, seeded bool) {
 		var copied int64
 		for b.Loop() {
 			b.StopTimer()
@@ -243,11 +271,11 @@ func BenchmarkForkFirstRun(b *testing.B) {
 			if err := fork.WriteFile(ctx, "d7/f707", []byte("changed in the fork"), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			fs := New(fork, Options{WorkDir: filepath.Join(base, "fork")})
+			fs := New(fork, Options{Mode: mode, WorkDir: filepath.Join(base, "fork")})
 			b.StartTimer()
-			mustExec(b, fs, "true")
+			mustExec(b, fs, "cat d7/f707 > /dev/null")
 			b.StopTimer()
-			if st := fs.Stats(); (st.Seeded > 0) != seeded || st.Full == seeded {
+			if st := fs.Stats(); mode == ModeCopy && ((st.Seeded > 0) != seeded || st.Full == seeded) {
 				b.Fatalf("seeded %v: stats %+v", seeded, st)
 			}
 			copied += fs.Stats().Copied
@@ -258,7 +286,8 @@ func BenchmarkForkFirstRun(b *testing.B) {
 		}
 		b.ReportMetric(float64(copied)/float64(b.N)/1e6, "MB-copied/op")
 	}
-	b.Run("seeded", func(b *testing.B) { firstRun(b, true) })
+	b.Run("seeded", func(b *testing.B) { firstRun(b, ModeCopy, true) })
+	b.Run("fuse", func(b *testing.B) { firstRun(b, ModeFUSE, false) })
 	b.Run("parent-one-change", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
@@ -270,5 +299,5 @@ func BenchmarkForkFirstRun(b *testing.B) {
 		}
 	})
 	ps.Close() // the parent's work dir is no longer known: no seeding
-	b.Run("unseeded", func(b *testing.B) { firstRun(b, false) })
+	b.Run("unseeded", func(b *testing.B) { firstRun(b, ModeCopy, false) })
 }

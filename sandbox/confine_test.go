@@ -36,7 +36,13 @@ func TestHostAccountsInvisible(t *testing.T) {
 }
 
 func TestWritesOutsideStayInside(t *testing.T) {
-	s, ws := newShell(t, Options{})
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { writesOutsideStayInside(t, mode) })
+	}
+}
+
+func writesOutsideStayInside(t *testing.T, mode Mode) {
+	s, ws := newShell(t, Options{Mode: mode})
 	tag := fmt.Sprintf("forkspace-escape-%d", time.Now().UnixNano())
 	targets := []string{
 		"/tmp/../root/" + tag, "/usr/" + tag, "/" + tag, "../" + tag, "../../" + tag,
@@ -62,7 +68,13 @@ func TestWritesOutsideStayInside(t *testing.T) {
 }
 
 func TestPlantedSymlinks(t *testing.T) {
-	s, ws := newShell(t, Options{})
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { plantedSymlinks(t, mode) })
+	}
+}
+
+func plantedSymlinks(t *testing.T, mode Mode) {
+	s, ws := newShell(t, Options{Mode: mode})
 	ctx := context.Background()
 	shadow, _ := os.ReadFile("/etc/shadow")
 	for name, target := range map[string]string{"leak": "/etc/shadow", "etc": "/etc", "up": "../../../../etc/hostname"} {

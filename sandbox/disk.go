@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+// meter measures how much a run grew what it writes to while it runs
+// (growth, polled; due is false when it did not measure) and once more
+// at the end (final).
+type meter interface {
+	growth(now time.Time) (n int64, due bool)
+	final() int64
+}
+
 // diskMeter measures how much a run grew the work dir while it runs: the
 // sum of the sizes of its regular files against the sum the manifest
 // records before the run. Paths matching Options.Ignore are left out of

@@ -5,9 +5,37 @@
 //	sh := sandbox.New(ws, sandbox.Options{Audit: store.AuditLog()})
 //	res, err := sh.Exec(ctx, provider.ExecRequest{Command: "go test ./..."})
 //
+// # Modes
+//
+// A run's /workspace is either a host work dir the workspace is
+// materialized into (ModeCopy, below) or a FUSE mount of a scratch fork
+// of the workspace (ModeFUSE): the fork (Workspace.ScratchFork, constant
+// time, hidden) is mounted with package fusefs on the state directory's
+// mnt, its owner 0 shown as the run's host uid (allow_other when that is
+// not forkspace's own), and bound at /workspace with the same
+// confinement. Afterwards the fork's changes (vfs.Diff of its root before
+// and after: exact, no walk) are applied to the workspace with
+// vfs.ApplyDiff in one batch — all or none, as the pull-back below, and
+// reported in the same shape — and the fork is deleted. The disk limit
+// is measured on the fork's usage while it runs; its quota (twice the
+// disk limit) is a backstop. A killed process leaves a dead mount and a
+// scratch fork: the next run on the work dir removes both first (the
+// fork's name is in the state directory, written before the fork is
+// made), Sweep and RemoveWorkDir unmount
+// before removing, and Store.Delete deletes a workspace's scratch forks.
+//
+// Options.Mode picks; the default, ModeAuto, uses the mount where it is
+// faster (docs/decisions/020-exec-on-fuse.md): when the work dir holds
+// nothing materialized — a fork's first run, a new workspace, a work dir
+// swept after idling — so a fork's first run costs about what a run in
+// its parent costs; a materialized work dir keeps the incremental sync,
+// which is faster for ordinary runs. Workspaces with mounts, and hosts
+// without /dev/fuse (or fusermount3 for a server that is not root),
+// materialize; ModeFUSE refuses them with ErrNoFUSE.
+//
 // # Materialize
 //
-// The workspace is mirrored into a host work dir (Options.WorkDir, by
+// In ModeCopy the workspace is mirrored into a host work dir (Options.WorkDir, by
 // default os.TempDir()/forkspace-sandbox-<uid>/<workspace ID>, kept between
 // runs). A manifest records, per path, the host state written or seen (type,
 // permission bits, size, mtime, BLAKE3 of the content or the link target),
@@ -38,7 +66,8 @@
 // and writes only the difference (Stats.Seeded, Cloned, Copied). Without
 // such a parent the first run materializes everything. (Sharing the
 // parent's files instead of copying them was evaluated and not adopted:
-// docs/decisions/013.)
+// docs/decisions/013; ModeAuto runs a fork's first run on the mount
+// instead.)
 //
 // # Work dirs on disk
 //

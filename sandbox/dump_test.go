@@ -10,6 +10,7 @@ import (
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/fusefs"
 )
 
 // dumpHost describes every entry under dir except ignored ones: type,
@@ -99,6 +100,10 @@ func describe(fi fs.FileInfo, read func() ([]byte, error), link func() (string, 
 // same tree.
 func sameTree(t tb, s *Shell, ws *forkspace.Workspace) {
 	t.Helper()
+	if s.opts.Mode == ModeFUSE {
+		noScratch(t, s, ws)
+		return
+	}
 	ignore := newMatcher(s.opts.Ignore)
 	host, got := dumpHost(t, s.WorkDir(), ignore), dumpWS(t, ws, ignore)
 	for p, h := range host {
@@ -118,4 +123,20 @@ type tb interface {
 	Helper()
 	Errorf(format string, args ...any)
 	Fatal(args ...any)
+}
+
+// noScratch checks what a run on a FUSE mount leaves behind: no scratch
+// fork of the workspace, nothing mounted at the mount point, and the work
+// dir untouched (empty).
+func noScratch(t tb, s *Shell, ws *forkspace.Workspace) {
+	t.Helper()
+	if ids, err := ws.ScratchForks(context.Background()); err != nil || len(ids) != 0 {
+		t.Errorf("scratch forks left: %v, %v", ids, err)
+	}
+	if mounted, err := fusefs.Mounted(s.mountDir()); err != nil || mounted {
+		t.Errorf("%s still mounted: %v", s.mountDir(), err)
+	}
+	if ents, _ := os.ReadDir(s.WorkDir()); len(ents) != 0 {
+		t.Errorf("the work dir of a run on the mount holds %d entries", len(ents))
+	}
 }

@@ -39,12 +39,21 @@ func newWorkspace(t testing.TB) (*forkspace.Store, *forkspace.Workspace) {
 
 // newShell returns a Shell over a fresh workspace with its work dir in
 // the test's temporary directory.
+// modes are the two ways a run gets /workspace (Options.Mode): what must
+// hold in both is tested in each.
+var modes = []Mode{ModeCopy, ModeFUSE}
+
+// newShell returns a Shell over a new workspace. Unless opts names a
+// mode it materializes (ModeCopy): most tests look at the work dir.
 func newShell(t testing.TB, opts Options) (*Shell, *forkspace.Workspace) {
 	t.Helper()
 	needBwrap(t)
 	_, ws := newWorkspace(t)
 	if opts.WorkDir == "" {
 		opts.WorkDir = sandboxtest.WorkDir(t)
+	}
+	if opts.Mode == ModeAuto {
+		opts.Mode = ModeCopy
 	}
 	s := New(ws, opts)
 	t.Cleanup(func() { s.Close() })

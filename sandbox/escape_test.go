@@ -69,38 +69,46 @@ func escapeProbes(tag string, victim int) []string {
 // fail, and nothing outside the work dir may change.
 func TestNoRootOnHost(t *testing.T) {
 	needPython(t)
-	for _, root := range []bool{false, true} {
-		t.Run(fmt.Sprintf("root=%v", root), func(t *testing.T) {
-			s, ws := newShell(t, Options{Root: root})
-			victim := exec.Command("sleep", "1000")
-			if err := victim.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer victim.Process.Kill()
-			tag := fmt.Sprintf(".forkspace-probe-%d", time.Now().UnixNano())
-			script := append(escapeProbes(tag, victim.Process.Pid), "id -u > uid", "true")
-			res := mustExec(t, s, strings.Join(script, "\n"))
-			if strings.Contains(res.Stdout, "ESCAPED") {
-				t.Errorf("attacks that worked:\n%s", res.Stdout)
-			}
-			for _, p := range []string{"/usr/" + tag, "/" + tag, "/etc/" + tag} {
-				if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
-					t.Errorf("%s exists on the host (%v)", p, err)
-					os.Remove(p)
-				}
-			}
-			if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
-				t.Errorf("the process outside the sandbox: %v", err)
-			}
-			want := fmt.Sprint(SandboxUID)
-			if root {
-				want = "0"
-			}
-			if got, _ := readWS(t, ws, "uid"); strings.TrimSpace(got) != want {
-				t.Errorf("the command ran as uid %q, want %s", got, want)
-			}
-		})
+	for _, mode := range modes {
+		for _, root := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/root=%v", mode, root), func(t *testing.T) {
+				noRootOnHost(t, mode, root)
+			})
+		}
 	}
+}
+
+// noRootOnHost is one case of TestNoRootOnHost.
+func noRootOnHost(t *testing.T, mode Mode, root bool) {
+	s, ws := newShell(t, Options{Root: root, Mode: mode})
+	victim := exec.Command("sleep", "1000")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Process.Kill()
+	tag := fmt.Sprintf(".forkspace-probe-%d", time.Now().UnixNano())
+	script := append(escapeProbes(tag, victim.Process.Pid), "id -u > uid", "true")
+	res := mustExec(t, s, strings.Join(script, "\n"))
+	if strings.Contains(res.Stdout, "ESCAPED") {
+		t.Errorf("attacks that worked:\n%s", res.Stdout)
+	}
+	for _, p := range []string{"/usr/" + tag, "/" + tag, "/etc/" + tag} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s exists on the host (%v)", p, err)
+			os.Remove(p)
+		}
+	}
+	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the process outside the sandbox: %v", err)
+	}
+	want := fmt.Sprint(SandboxUID)
+	if root {
+		want = "0"
+	}
+	if got, _ := readWS(t, ws, "uid"); strings.TrimSpace(got) != want {
+		t.Errorf("the command ran as uid %q, want %s", got, want)
+	}
+	sameTree(t, s, ws)
 }
 
 // TestSeccompDenies calls every denied system call (and clone with a
@@ -162,7 +170,13 @@ t.start(); t.join()
 // the usual device nodes, and in /proc and /dev only the device nodes and
 // its own processes' files are writable.
 func TestWritableSurface(t *testing.T) {
-	s, _ := newShell(t, Options{})
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { writableSurface(t, mode) })
+	}
+}
+
+func writableSurface(t *testing.T, mode Mode) {
+	s, _ := newShell(t, Options{Mode: mode})
 	res := mustExec(t, s, `cut -d' ' -f5,6 /proc/self/mountinfo; echo; `+
 		`find /proc /dev \( -path '/proc/[0-9]*' -o -path /proc/self -o -path /proc/thread-self -o -path /dev/shm `+
 		`-o -path /dev/pts \) -prune -o -writable ! -type l -print 2>/dev/null`)

@@ -121,7 +121,14 @@ func TestCPULimit(t *testing.T) {
 // TestDiskLimit writes past the disk limit: the run is stopped, nothing
 // it wrote is pulled back, and the work dir is rid of it.
 func TestDiskLimit(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { diskLimit(t, mode) })
+	}
+}
+
+func diskLimit(t *testing.T, mode Mode) {
 	for mech, opts := range mechanisms(t) {
+		opts.Mode = mode
 		for name, cmd := range map[string]string{
 			"files":    "for i in 1 2 3; do head -c 600000 /dev/zero > f$i; done; echo > after",
 			"one file": "head -c 3000000 /dev/zero > big; echo > after",
@@ -137,6 +144,10 @@ func TestDiskLimit(t *testing.T) {
 				}
 				if got, _ := readWS(t, ws, "kept"); got != "acknowledged" {
 					t.Errorf("kept = %q: the run's changes were pulled back", got)
+				}
+				if mode == ModeFUSE {
+					sameTree(t, s, ws) // nothing left behind
+					return
 				}
 				ents, _ := os.ReadDir(s.WorkDir())
 				if len(ents) != 1 {

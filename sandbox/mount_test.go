@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/mount/hostmount"
+	"github.com/forkspace/forkspace/provider"
 )
 
 // TestExecWithReadOnlyMount runs a command against a workspace with a lazy,
@@ -37,8 +39,12 @@ func TestExecWithReadOnlyMount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The default mode materializes a workspace with mounts (hydrated).
 	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t)})
 	defer s.Close()
+	if _, err := New(ws, Options{WorkDir: sandboxtest.WorkDir(t), Mode: ModeFUSE}).Exec(ctx, provider.ExecRequest{Command: "true"}); !errors.Is(err, ErrNoFUSE) || !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("ModeFUSE with mounts: %v, want ErrNoFUSE", err)
+	}
 
 	res := mustExec(t, s, "cat mnt/data.txt; echo changed > mnt/data.txt; echo new > mnt/new.txt; echo kept > out.txt")
 	if !strings.Contains(res.Stdout, "from the host") {

@@ -37,7 +37,7 @@ func orphanHelper(spec string) error {
 	if err != nil {
 		return err
 	}
-	_, err = New(ws, Options{WorkDir: filepath.Join(dir, "work")}).Exec(ctx, provider.ExecRequest{Command: command, Timeout: time.Hour})
+	_, err = New(ws, Options{Mode: ModeCopy, WorkDir: filepath.Join(dir, "work")}).Exec(ctx, provider.ExecRequest{Command: command, Timeout: time.Hour})
 	return err
 }
 

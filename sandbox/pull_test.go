@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	forkspace "github.com/forkspace/forkspace"
@@ -15,6 +16,10 @@ import (
 // TestPullEveryKind runs commands that change the work dir in every way
 // the pull handles and checks the workspace ends up equal to the work dir,
 // with the expected change list.
+// listTree lists the work dir: every entry's path, type, mode and link
+// target, then every file's MD5.
+const listTree = `find . -mindepth 1 -printf '%p %y %m %l\n' | sort; find . -type f -exec md5sum {} + | sort`
+
 func TestPullEveryKind(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -56,21 +61,32 @@ func TestPullEveryKind(t *testing.T) {
 	}
 	needBwrap(t)
 	st, _ := newWorkspace(t)
-	for _, mode := range []string{"watch", "walk"} {
+	for _, mode := range []string{"watch", "walk", string(ModeFUSE)} {
 		for i, tc := range tests {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
 				ws, err := st.Create(context.Background(), fmt.Sprint(mode, i), forkspace.CreateOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t)})
+				opts := Options{WorkDir: sandboxtest.WorkDir(t), Mode: ModeCopy}
+				if mode == string(ModeFUSE) {
+					opts.Mode = ModeFUSE
+				}
+				s := New(ws, opts)
 				s.st.walkOnly = mode == "walk"
 				writeWS(t, ws, "a.txt", "hello\n", 0o644)
 				writeWS(t, ws, "d/f.txt", "in d\n", 0o600)
 				if err := ws.Symlink(context.Background(), "a.txt", "link"); err != nil {
 					t.Fatal(err)
 				}
-				res := mustExec(t, s, tc.command)
+				command := tc.command
+				if opts.Mode == ModeFUSE {
+					// No work dir to compare with: the command lists what it
+					// left, and a run in a materialized copy of the workspace
+					// must list the same.
+					command += "\necho ===\n" + listTree
+				}
+				res := mustExec(t, s, command)
 				if res.ExitCode != 0 {
 					t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
 				}
@@ -78,6 +94,14 @@ func TestPullEveryKind(t *testing.T) {
 					t.Errorf("Changed = %v, want %v", res.Changed, tc.want)
 				}
 				sameTree(t, s, ws)
+				if opts.Mode == ModeFUSE {
+					_, left, _ := strings.Cut(res.Stdout, "===\n")
+					c := New(ws, Options{WorkDir: sandboxtest.WorkDir(t), Mode: ModeCopy})
+					defer c.Close()
+					if got := mustExec(t, c, listTree).Stdout; got != left {
+						t.Errorf("the command left\n%s\nthe workspace holds\n%s", left, got)
+					}
+				}
 				// A second run sees the pulled state and changes nothing.
 				if res := mustExec(t, s, "true"); len(res.Changed) != 0 || s.Stats().Written != 0 {
 					t.Errorf("second run: Changed %v, stats %+v", res.Changed, s.Stats())

@@ -26,7 +26,7 @@ import (
 )
 
 // quotaShell is a Shell over a workspace with a byte quota in store dir.
-func quotaShell(t *testing.T, dir string, quota int64) (*Shell, *forkspace.Workspace, *forkspace.Store) {
+func quotaShell(t *testing.T, dir string, quota int64, mode Mode) (*Shell, *forkspace.Workspace, *forkspace.Store) {
 	t.Helper()
 	needBwrap(t)
 	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: dir})
@@ -38,7 +38,7 @@ func quotaShell(t *testing.T, dir string, quota int64) (*Shell, *forkspace.Works
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t), Audit: st.AuditLog()})
+	s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t), Audit: st.AuditLog(), Mode: mode})
 	t.Cleanup(func() { s.Close() })
 	return s, ws, st
 }
@@ -68,8 +68,14 @@ func refusedWhole(t *testing.T, res provider.ExecResult, reason string, paths ..
 // Nothing lands, keep.txt keeps its content, the result says so with the
 // command's exit code, and the next run sees the workspace's state.
 func TestPullBackRefusedForQuota(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { pullBackRefusedForQuota(t, mode) })
+	}
+}
+
+func pullBackRefusedForQuota(t *testing.T, mode Mode) {
 	ctx := context.Background()
-	s, ws, st := quotaShell(t, filepath.Join(t.TempDir(), "store"), 100_000)
+	s, ws, st := quotaShell(t, filepath.Join(t.TempDir(), "store"), 100_000, mode)
 	writeWS(t, ws, "keep.txt", "original\n", 0o644)
 	res := mustExec(t, s, "echo changed > keep.txt; echo a > a.txt; head -c 60000 /dev/urandom > b.bin; "+
 		"head -c 60000 /dev/urandom > c.bin; echo z > z.txt; echo done")
@@ -117,12 +123,14 @@ func TestPullBackRefusedForQuota(t *testing.T) {
 
 // TestPullBackDiskFull: the store's disk fills up during the pull-back.
 // Nothing lands, the acknowledged file keeps every byte (also after the
-// store is reopened), and the result says why.
+// store is reopened), and the result says why. (ModeCopy only: on the
+// FUSE mount the command's bytes reach the store's disk as it writes them,
+// so a full disk fails its writes, not its pull-back.)
 func TestPullBackDiskFull(t *testing.T) {
 	ctx := context.Background()
 	disk := disktest.Small(t, 6<<20)
 	dir := filepath.Join(disk, "store")
-	s, ws, st := quotaShell(t, dir, 0)
+	s, ws, st := quotaShell(t, dir, 0, ModeCopy)
 	keep := make([]byte, 1<<20)
 	if _, err := rand.Read(keep); err != nil {
 		t.Fatal(err)
@@ -209,7 +217,7 @@ func blobFiles(dir string) int {
 // stdout, until the parent kills it.
 func pullCrashWriter(spec string) error {
 	args := strings.Split(spec, ",")
-	dir, work := args[0], args[1]
+	dir, work, mode := args[0], args[1], Mode(args[3])
 	start, err := strconv.Atoi(args[2])
 	if err != nil {
 		return err
@@ -223,7 +231,7 @@ func pullCrashWriter(spec string) error {
 	if err != nil {
 		return err
 	}
-	s := New(ws, Options{WorkDir: work})
+	s := New(ws, Options{WorkDir: work, Mode: mode})
 	for i := start; ; i++ {
 		res, err := s.Exec(ctx, provider.ExecRequest{Command: pullRunCommand(i)})
 		if err != nil || !res.PulledBack || res.ExitCode != 0 {
@@ -234,6 +242,16 @@ func pullCrashWriter(spec string) error {
 }
 
 func TestPullBackCrash(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { pullBackCrash(t, mode) })
+	}
+}
+
+// pullBackCrash is TestPullBackCrash in one mode. On the FUSE mount a
+// kill leaves a dead mount and a scratch fork behind: the next writer's
+// first run removes both, and the test checks nothing stays after the
+// last kill but what the next run would remove.
+func pullBackCrash(t *testing.T, mode Mode) {
 	needBwrap(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "store")
@@ -254,6 +272,8 @@ func TestPullBackCrash(t *testing.T) {
 	}
 	st.Close()
 
+	work := sandboxtest.WorkDir(t)
+	t.Cleanup(func() { unmountStale(work + ".state") })
 	acked := -1 // the last run acknowledged
 	seed := uint64(time.Now().UnixNano())
 	rng := mrand.New(mrand.NewPCG(seed, 2))
@@ -262,7 +282,7 @@ func TestPullBackCrash(t *testing.T) {
 	var torn, midPulls int // rounds whose run in flight was lost whole; kills mid-pull
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d", pullCrashEnv, dir, sandboxtest.WorkDir(t), acked+1))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d,%s", pullCrashEnv, dir, work, acked+1, mode))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.StdoutPipe()
@@ -333,6 +353,23 @@ func TestPullBackCrash(t *testing.T) {
 		acked = gen
 	}
 	t.Logf("%d rounds (%d killed mid-pull), %d runs acknowledged; in %d rounds the run in flight did not land", rounds, midPulls, acked+1, torn)
+	if mode == ModeFUSE {
+		// The last kill left a dead mount and a scratch fork: the next
+		// run removes both.
+		st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		ws, err := st.Workspace(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(ws, Options{WorkDir: work, Mode: ModeFUSE})
+		defer s.Close()
+		mustExec(t, s, "cat gen")
+		sameTree(t, s, ws)
+	}
 	if midPulls == 0 {
 		t.Fatal("no round was killed during a pull-back")
 	}

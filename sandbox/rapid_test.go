@@ -41,7 +41,7 @@ func testPropertySync(t *testing.T, walkOnly bool) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t)})
+		s := New(ws, Options{Mode: ModeCopy, WorkDir: sandboxtest.WorkDir(t)})
 		s.st.walkOnly = walkOnly
 		name := rapid.SampledFrom(names)
 		content := rapid.SampledFrom([]string{"", "x", "y", "xy", strings.Repeat("z", 20000)})
@@ -111,7 +111,7 @@ func TestSyncLoopingSymlinkOverOldDir(t *testing.T) {
 		t.Run(fmt.Sprint("walk=", walkOnly), func(t *testing.T) {
 			_, ws := newWorkspace(t)
 			ctx := context.Background()
-			s := New(ws, Options{WorkDir: sandboxtest.WorkDir(t)})
+			s := New(ws, Options{Mode: ModeCopy, WorkDir: sandboxtest.WorkDir(t)})
 			defer s.Close()
 			s.st.walkOnly = walkOnly
 			if err := ws.MkdirAll(ctx, "d/a", 0o750); err != nil {

@@ -45,7 +45,7 @@ type run struct {
 	cg cgroupBase
 	// disk measures the work dir's growth (nil: not measured while it
 	// runs).
-	disk *diskMeter
+	disk meter
 	// stream receives stdout and stderr as they come (nil: not copied).
 	stream [2]io.Writer
 	// opEnv is the operator's environment (Options.Env); requests may not

@@ -34,14 +34,14 @@ func forkPair(t *testing.T) (ps *Shell, parent *forkspace.Workspace, fs *Shell, 
 		t.Fatal(err)
 	}
 	base := sandboxtest.Dir(t)
-	ps = New(parent, Options{WorkDir: filepath.Join(base, "parent")})
+	ps = New(parent, Options{Mode: ModeCopy, WorkDir: filepath.Join(base, "parent")})
 	t.Cleanup(func() { ps.Close() })
 	mustExec(t, ps, "echo by-command > d3/cmd && rm d4/f4")
 	fork, err := parent.Fork(ctx, "fork", forkspace.ForkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs = New(fork, Options{WorkDir: filepath.Join(base, "fork")})
+	fs = New(fork, Options{Mode: ModeCopy, WorkDir: filepath.Join(base, "fork")})
 	t.Cleanup(func() { fs.Close() })
 	return ps, parent, fs, fork
 }
@@ -199,7 +199,7 @@ func TestForkSeedsFromClosedParent(t *testing.T) {
 	for i := range 60 {
 		writeWS(t, parent, fmt.Sprintf("d%d/f%d", i%3, i), fmt.Sprint("file ", i), 0o644)
 	}
-	ps := New(parent, Options{})
+	ps := New(parent, Options{Mode: ModeCopy})
 	t.Cleanup(func() { ps.Discard() })
 	mustExec(t, ps, "echo by-command > d1/cmd")
 	if err := ps.Close(); err != nil {
@@ -214,7 +214,7 @@ func TestForkSeedsFromClosedParent(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeWS(t, fork, "d0/f0", "fork changed", 0o644)
-		fs := New(fork, Options{})
+		fs := New(fork, Options{Mode: ModeCopy})
 		t.Cleanup(func() { fs.Discard() })
 		if got := mustExec(t, fs, "cat d1/cmd d0/f0"); got.Stdout != "by-command\nfork changed" {
 			t.Errorf("%s's first run read %q", name, got.Stdout)

@@ -93,6 +93,10 @@ type Options struct {
 	// (default DefaultIdle; negative: never). Work dirs elsewhere are not
 	// swept; see Sweep.
 	Idle time.Duration
+	// Mode is where /workspace comes from: the materialized work dir
+	// (ModeCopy), a FUSE mount of a scratch fork (ModeFUSE), or per run
+	// (ModeAuto, the default; see Modes in the package documentation).
+	Mode Mode
 	// Root runs commands as uid 0 inside the sandbox's user namespace
 	// (default: SandboxUID), for commands that insist on being root
 	// (package managers). It grants no capability: root inside can do no
@@ -287,6 +291,26 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 			st.man = nil
 		}
 	}()
+	ignore := newMatcher(s.opts.Ignore)
+	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, hostUID: st.owner, limits: limits, network: *pol.Network,
+		timeout: min(cmpOr(req.Timeout, s.opts.Timeout), s.opts.MaxTimeout),
+		max:     cmpOr(req.MaxOutput, s.opts.MaxOutput),
+		opEnv:   s.opts.Env, lockEnv: s.opts.LockEnv}
+	if err := r.verify(ctx); err != nil {
+		return res, err
+	}
+	r.stream = [2]io.Writer{stdout, stderr} // not the probe's output
+	if !s.opts.NoCgroups {
+		r.cg = hostCgroups()
+	}
+	onMount, err := s.onMount()
+	if err != nil {
+		return res, err
+	}
+	if onMount {
+		done = true // the work dir is not touched
+		return res, s.execOnMount(ctx, r, &res, &checkpoint)
+	}
 	host, err := os.OpenRoot(s.dir)
 	if err != nil {
 		return res, fmt.Errorf("exec: open work dir: %w", err)
@@ -295,26 +319,11 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 	if err := s.materialize(ctx, host); err != nil {
 		return res, fmt.Errorf("exec: %w", err)
 	}
-
-	ignore := newMatcher(s.opts.Ignore)
-	r := &run{bwrap: bwrap, workDir: s.dir, etcDir: s.stateDir(), req: req, root: s.opts.Root, hostUID: st.owner, limits: limits, network: *pol.Network,
-		timeout: min(cmpOr(req.Timeout, s.opts.Timeout), s.opts.MaxTimeout),
-		max:     cmpOr(req.MaxOutput, s.opts.MaxOutput),
-		disk:    newDiskMeter(s.dir, st.man, ignore), opEnv: s.opts.Env, lockEnv: s.opts.LockEnv}
-	if err := r.verify(ctx); err != nil {
-		return res, err
-	}
-	r.stream = [2]io.Writer{stdout, stderr} // not the probe's output
-	if !s.opts.NoCgroups {
-		r.cg = hostCgroups()
-	}
-	out, err := s.runQueued(ctx, r, &res.Queued)
-	res.Limits, res.Mechanism = limits, out.mech
-	res.Killed, res.Refused, res.Lingering, res.Usage = out.killed, out.refused, out.lingering, out.usage
+	r.disk = newDiskMeter(s.dir, st.man, ignore)
+	out, err := s.runCommand(ctx, r, &res)
 	if err != nil {
 		return res, err
 	}
-	res.ExitCode, res.Stdout, res.Stderr, res.TimedOut = out.exitCode, out.stdout, out.stderr, out.timedOut
 	if out.diskExceeded {
 		res.Usage.DiskGrowth = r.disk.final()
 		return res, s.discardRun(ctx, host, &done)
@@ -384,6 +393,18 @@ func (s *Shell) policy(ctx context.Context) (execpolicy.Policy, error) {
 		p = p.Narrow(scope.Exec)
 	}
 	return p, nil
+}
+
+// runCommand runs r in a run slot and puts its outcome in res.
+func (s *Shell) runCommand(ctx context.Context, r *run, res *provider.ExecResult) (outcome, error) {
+	out, err := s.runQueued(ctx, r, &res.Queued)
+	res.Limits, res.Mechanism = r.limits, out.mech
+	res.Killed, res.Refused, res.Lingering, res.Usage = out.killed, out.refused, out.lingering, out.usage
+	if err != nil {
+		return out, err
+	}
+	res.ExitCode, res.Stdout, res.Stderr, res.TimedOut = out.exitCode, out.stdout, out.stderr, out.timedOut
+	return out, nil
 }
 
 // runQueued waits for a run slot (Options.Runs; queued is how long),

@@ -167,7 +167,7 @@ func sweepOne(work string, idle time.Duration, gone bool) (bool, error) {
 // file the caller holds: a run waiting on it finds it removed and starts
 // over).
 func removeWork(work string) error {
-	if err := errors.Join(os.RemoveAll(work), os.RemoveAll(work+".state")); err != nil {
+	if err := errors.Join(unmountStale(work+".state"), os.RemoveAll(work), os.RemoveAll(work+".state")); err != nil {
 		return fmt.Errorf("remove work dir: %w", err)
 	}
 	return nil

@@ -29,7 +29,7 @@ func TestSweepIdle(t *testing.T) {
 	base := sandboxtest.Dir(t)
 	shells := map[string]*Shell{}
 	for _, name := range []string{"old", "recent", "busy"} {
-		s := New(ws, Options{WorkDir: filepath.Join(base, name)})
+		s := New(ws, Options{Mode: ModeCopy, WorkDir: filepath.Join(base, name)})
 		t.Cleanup(func() { s.Close() })
 		mustExec(t, s, "true")
 		shells[name] = s
@@ -93,7 +93,7 @@ func TestSweepIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone := New(other, Options{WorkDir: filepath.Join(base, other.ID())})
+	gone := New(other, Options{Mode: ModeCopy, WorkDir: filepath.Join(base, other.ID())})
 	t.Cleanup(func() { gone.Close() })
 	mustExec(t, gone, "true")
 	if err := st.Delete(ctx, other.ID()); err != nil {
@@ -113,7 +113,7 @@ func TestRemoveWorkDir(t *testing.T) {
 	_, ws := newWorkspace(t)
 	ctx := context.Background()
 	writeWS(t, ws, "f", "x", 0o644)
-	s := New(ws, Options{})
+	s := New(ws, Options{Mode: ModeCopy})
 	t.Cleanup(func() { s.Close() })
 	mustExec(t, s, "true")
 	if filepath.Dir(s.WorkDir()) != defaultBase() {
@@ -150,7 +150,7 @@ func TestExecSweepsIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle := New(other, Options{})
+	idle := New(other, Options{Mode: ModeCopy})
 	t.Cleanup(func() { idle.Close() })
 	mustExec(t, idle, "true")
 	long := time.Now().Add(-2 * time.Hour)
@@ -160,7 +160,7 @@ func TestExecSweepsIdle(t *testing.T) {
 	lastSweep.Lock()
 	lastSweep.at = time.Time{} // as in a new process
 	lastSweep.Unlock()
-	s := New(ws, Options{Idle: time.Hour})
+	s := New(ws, Options{Mode: ModeCopy, Idle: time.Hour})
 	t.Cleanup(func() { s.Close() })
 	mustExec(t, s, "true")
 	if _, err := os.Lstat(idle.WorkDir()); !errors.Is(err, fs.ErrNotExist) {
@@ -221,7 +221,7 @@ func TestStoreDeleteRemovesWorkDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := New(ws, Options{})
+		s := New(ws, Options{Mode: ModeCopy})
 		t.Cleanup(func() { s.Discard() })
 		mustExec(t, s, "echo x > f")
 		shells = append(shells, s)

@@ -57,7 +57,7 @@ func TestIncrementalSync(t *testing.T) {
 		t.Errorf("after pulling a command's change: stats %+v, want nothing written", got)
 	}
 	// Another Shell on the same work dir shares what this process knows.
-	other := New(ws, Options{WorkDir: s.WorkDir()})
+	other := New(ws, Options{Mode: ModeCopy, WorkDir: s.WorkDir()})
 	if _, err := other.Exec(ctx, provider.ExecRequest{Command: "true"}); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestCloseAndDiscard(t *testing.T) {
 func TestDefaultWorkDir(t *testing.T) {
 	needBwrap(t)
 	_, ws := newWorkspace(t)
-	s := New(ws, Options{})
+	s := New(ws, Options{Mode: ModeCopy})
 	t.Cleanup(func() { s.Discard() })
 	if filepath.Dir(s.WorkDir()) != defaultBase() {
 		t.Fatalf("WorkDir = %s", s.WorkDir())

@@ -28,6 +28,7 @@ type agentFlags struct {
 	autoCheckpoint bool
 	network        string // execpolicy.ParseNetwork syntax
 	execRoot       bool
+	execMode       string // sandbox.ParseMode syntax
 	// limits are the server's limits of every exec (requests may only
 	// ask for less); runs bounds the execs running at once.
 	limits limitFlags
@@ -45,6 +46,10 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	network, err := execpolicy.ParseNetwork(f.network)
 	if err != nil {
 		return nil, nil, usage("--network: %v", err)
+	}
+	mode, err := sandbox.ParseMode(f.execMode)
+	if err != nil {
+		return nil, nil, usage("--exec-mode: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if err := os.MkdirAll(a.storeDir, 0o700); err != nil {
@@ -72,7 +77,7 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := sandbox.Options{Network: network, Root: f.execRoot, Timeout: f.limits.timeout, Limits: limits, MaxLimits: limits, Env: env, LockEnv: slices.Collect(maps.Keys(env))}
+	opts := sandbox.Options{Network: network, Root: f.execRoot, Mode: mode, Timeout: f.limits.timeout, Limits: limits, MaxLimits: limits, Env: env, LockEnv: slices.Collect(maps.Keys(env))}
 	if f.runs > 0 {
 		opts.Runs = sandbox.NewLimiter(f.runs)
 	}

@@ -142,6 +142,7 @@ func execCmd(a *app) *cobra.Command {
 		l       limitFlags
 		network string
 		root    bool
+		mode    string
 	)
 	c := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARG...]",
@@ -166,10 +167,14 @@ func execCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			m, err := sandbox.ParseMode(mode)
+			if err != nil {
+				return usage("--mode: %v", err)
+			}
 			req := provider.ExecRequest{Command: shellJoin(argv), Timeout: l.timeout, Network: policy.Mode != execpolicy.Off,
 				Limits: limits, Env: env}
 			a.shell = func(_ context.Context, w *forkspace.Workspace) (httpapi.Shell, error) {
-				return sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy, Root: root}), nil
+				return sandbox.New(w, sandbox.Options{Audit: a.st.AuditLog(), Network: policy, Root: root, Mode: m}), nil
 			}
 			ws, err := a.files(ctx)
 			if err != nil {
@@ -177,6 +182,9 @@ func execCmd(a *app) *cobra.Command {
 			}
 			if a.remote && root {
 				return usage("--root: through a server, commands run as the server decides (serve --exec-root)")
+			}
+			if a.remote && m != sandbox.ModeAuto {
+				return usage("--mode: through a server, commands run as the server decides (serve --exec-mode)")
 			}
 			stdout, stderr := a.stdout, a.stderr
 			if a.json {
@@ -210,6 +218,7 @@ func execCmd(a *app) *cobra.Command {
 	l.add(c.Flags(), "", "")
 	c.Flags().StringVar(&network, "network", "off", "network: off, full (not the host) or HOST:PORT,... (only those)")
 	c.Flags().BoolVar(&root, "root", false, "run as uid 0 inside the sandbox (still without capabilities)")
+	c.Flags().StringVar(&mode, "mode", "auto", "where /workspace comes from: copy (a materialized work dir), fuse (a FUSE mount of a scratch fork) or auto")
 	return c
 }
 

@@ -133,3 +133,24 @@ func TestExecPolicyLevels(t *testing.T) {
 		t.Errorf("after clearing w's policy: resolv.conf %q", out)
 	}
 }
+
+// TestExecModes: exec --mode fuse runs on a FUSE mount of a scratch fork
+// and pulls the command's changes back like the materialized mode; a bad
+// mode is a usage error on exec, mcp and serve.
+func TestExecModes(t *testing.T) {
+	c := newCLI(t)
+	c.ok(nil, "workspace", "create", "w")
+	c.ok([]byte("before\n"), "-w", "w", "put", "-", "a")
+	for _, mode := range []string{"fuse", "copy", "auto"} {
+		out, errs, code := c.run(nil, "-w", "w", "exec", "--mode", mode, "--", "cat a; echo "+mode+" > "+mode+"; rm -f gone; touch gone")
+		if code != 0 || out != "before\n" || !strings.Contains(errs, "created "+mode) {
+			t.Errorf("exec --mode %s: exit %d\nstdout %q\nstderr %q", mode, code, out, errs)
+		}
+		if got := c.ok(nil, "-w", "w", "cat", mode); got != mode+"\n" {
+			t.Errorf("%s = %q", mode, got)
+		}
+	}
+	c.fails(exitUsage, nil, "-w", "w", "exec", "--mode", "sideways", "--", "true")
+	c.fails(exitUsage, nil, "mcp", "-w", "w", "--exec-mode", "sideways")
+	c.fails(exitUsage, nil, "serve", "--exec-mode", "sideways")
+}

@@ -56,6 +56,7 @@ func agentFlagSet(c *cobra.Command, f *agentFlags) {
 	c.Flags().BoolVar(&f.autoCheckpoint, "auto-checkpoint", false, "checkpoint before every mutating tool call, so each can be rewound")
 	c.Flags().StringVar(&f.network, "network", "off", "network for exec: off, full (not the host) or HOST:PORT,... (only those); a call gets it only when it asks")
 	c.Flags().BoolVar(&f.execRoot, "exec-root", false, "run exec commands as uid 0 inside the sandbox (still without capabilities)")
+	c.Flags().StringVar(&f.execMode, "exec-mode", "auto", "where exec's /workspace comes from: copy (a materialized work dir), fuse (a FUSE mount of a scratch fork) or auto (fuse where nothing is materialized yet)")
 	f.limits.add(c.Flags(), "exec-", " for every exec (a call may ask for less)")
 	c.Flags().IntVar(&f.runs, "exec-runs", 0, "most execs running at once across workspaces; the others queue (default: twice the CPUs, at least 4)")
 }

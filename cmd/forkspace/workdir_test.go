@@ -19,9 +19,9 @@ func TestDeleteRemovesWorkDir(t *testing.T) {
 	t.Setenv("TMPDIR", tmp) // the binary's default work dirs
 	c := newCLI(t)
 	c.ok(nil, "workspace", "create", "w")
-	c.ok(nil, "-w", "w", "exec", "--", "echo x > f")
+	c.ok(nil, "-w", "w", "exec", "--mode", "copy", "--", "echo x > f")
 	c.ok(nil, "workspace", "fork", "w", "w2")
-	c.ok(nil, "-w", "w2", "exec", "--", "true")
+	c.ok(nil, "-w", "w2", "exec", "--mode", "copy", "--", "true")
 	workDir := func(name string) string {
 		var info forkspace.Info
 		c.json(&info, "workspace", "info", name)
