@@ -278,7 +278,9 @@ func BenchmarkForkFirstRun(b *testing.B) {
 			if st := fs.Stats(); mode == ModeCopy && ((st.Seeded > 0) != seeded || st.Full == seeded) {
 				b.Fatalf("seeded %v: stats %+v", seeded, st)
 			}
-			copied += fs.Stats().Copied
+			if mode == ModeCopy {
+				copied += fs.Stats().Copied
+			}
 			if err := fs.Discard(); err != nil {
 				b.Fatal(err)
 			}
