@@ -268,6 +268,30 @@ func (h *File) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Bounds of the buffer WriteTo reads through.
+const (
+	minCopyBuf = 4 << 10
+	maxCopyBuf = 256 << 10
+)
+
+// WriteTo writes the file from the current offset to its end to w
+// (io.WriterTo), reading through a buffer sized to what is left, between
+// minCopyBuf and maxCopyBuf: io.Copy from a File then allocates no 32 KiB
+// buffer for a file of a few bytes.
+func (h *File) WriteTo(w io.Writer) (int64, error) {
+	if err := h.begin("read"); err != nil {
+		return 0, err
+	}
+	size, err := h.size()
+	left := size - h.off
+	h.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, min(max(left, minCopyBuf), maxCopyBuf))
+	return io.CopyBuffer(w, struct{ io.Reader }{h}, buf)
+}
+
 // ReadAt reads len(p) bytes at off with io.ReaderAt semantics.
 func (h *File) ReadAt(p []byte, off int64) (int, error) {
 	if err := h.begin("read"); err != nil {
