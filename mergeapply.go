@@ -189,7 +189,7 @@ func (m *merger) clashAt(p, kind, detail, b, tp string, be, oe, te entry) bool {
 	if len(m.conflicts) > n {
 		m.conflicts[n].Ours.Path = ""
 		if oe.exists() {
-			m.conflicts[n].Ours.Path = p
+			m.conflicts[n].Ours.Path = m.paths.Ours(p)
 		}
 	}
 	return takes

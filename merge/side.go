@@ -222,6 +222,26 @@ func (m *Paths) follow(r string) string {
 	return bestTo + r[len(best):]
 }
 
+// Ours returns where what is at merged path p was in ours before the
+// merge: p with the merge's own moves (Moved) of entries at or above it
+// undone.
+func (m *Paths) Ours(p string) string {
+	best, bestB := "", ""
+	for b, to := range m.applied {
+		if Under(p, to) && len(to) > len(best) {
+			best, bestB = to, b
+		}
+	}
+	if best == "" {
+		return p
+	}
+	o, ok := m.oursPath(bestB)
+	if !ok {
+		return p
+	}
+	return o + p[len(best):]
+}
+
 // oursPath returns where base path b is in ours, and false if ours
 // deleted it.
 func (m *Paths) oursPath(b string) (string, bool) {
