@@ -201,7 +201,10 @@ func modelMerge(base, ours, theirs tree) (tree, bool) {
 // alias gives a new entry of theirs where ours has the same new entry (a
 // directory, or a file with the same contents) ours' identity, so that
 // the two count as one (theirs' new entries inside follow), top down; a
-// new directory of theirs where ours moved a directory is merged into it.
+// new directory of theirs where ours moved a directory is merged into it;
+// a new file of theirs where ours moved an unchanged file with the same
+// contents is dropped (the store sees one file added at one place on
+// both sides).
 func alias(base, ours, theirs tree) tree {
 	type place struct {
 		parent uint64
@@ -224,6 +227,14 @@ func alias(base, ours, theirs tree) tree {
 				continue
 			}
 			on := ours[o]
+			// A new file of theirs where ours moved a file of the base that
+			// theirs left alone, with the same contents, is the same
+			// change: ours' move stands and theirs' copy is that file.
+			if !n.dir && !on.dir && inTree(base, o) && on.content == n.content && out[o] == base[o] {
+				delete(out, ino)
+				changed = true
+				break
+			}
 			same := !inTree(out, o) && !inTree(base, o) && on.dir == n.dir && (n.dir || on.content == n.content)
 			// A new directory of theirs where ours has a directory it
 			// moved there is that directory: theirs' new entries go in it.
