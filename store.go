@@ -103,6 +103,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	open   map[string]*Workspace // live workspaces by ID
+	named  map[wsName]*Workspace // the same by tenant and name
 	closed bool
 
 	// roots is read-locked by operations that copy a tree root read in
@@ -128,7 +129,7 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Store{log: log.With("component", "store"), opts: opts, open: make(map[string]*Workspace)}
+	s := &Store{log: log.With("component", "store"), opts: opts, open: make(map[string]*Workspace), named: make(map[wsName]*Workspace)}
 	defer func() {
 		if err != nil {
 			s.release()
@@ -307,7 +308,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	open := s.open
-	s.open = nil
+	s.open, s.named = nil, nil
 	s.mu.Unlock()
 	s.folder.stop()
 	var errs []error

@@ -90,3 +90,33 @@ func TestTenants(t *testing.T) {
 		t.Errorf("default's workspace after acme's delete: %q, %v", b, err)
 	}
 }
+
+// TestOpenWorkspaceLookup: a workspace already open is found by name and
+// ID without reading the catalog, in its own tenant only, and a deleted
+// one is gone at once: its name, reused, names the new workspace.
+func TestOpenWorkspaceLookup(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	acme := forkspace.WithTenant(ctx, "acme")
+	old := mustCreate(t, st, "w")
+	for _, ref := range []string{"w", old.ID()} {
+		if got, err := st.Workspace(ctx, ref); err != nil || got != old {
+			t.Errorf("lookup %s: %v, %v; want the open workspace", ref, got, err)
+		}
+		if _, err := st.Workspace(acme, ref); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("lookup %s from another tenant: %v, want fs.ErrNotExist", ref, err)
+		}
+	}
+	if err := st.Delete(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"w", old.ID()} {
+		if _, err := st.Workspace(ctx, ref); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("lookup %s after delete: %v, want fs.ErrNotExist", ref, err)
+		}
+	}
+	renewed := mustCreate(t, st, "w")
+	if got, err := st.Workspace(ctx, "w"); err != nil || got.ID() != renewed.ID() {
+		t.Errorf("lookup of the reused name: %v, %v; want %s", got, err, renewed.ID())
+	}
+}

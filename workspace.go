@@ -136,8 +136,13 @@ func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, fill
 
 // Workspace returns the live workspace named ref (a name or an ID) in the
 // tenant of ctx. A missing workspace, or one of another tenant, is
-// fs.ErrNotExist.
+// fs.ErrNotExist. A workspace already open is found in memory without
+// reading the catalog: this process owns the store (decision 004), names
+// never change, and Delete forgets the workspace before it returns.
 func (s *Store) Workspace(ctx context.Context, ref string) (*Workspace, error) {
+	if w := s.opened(TenantFrom(ctx), ref); w != nil {
+		return w, nil
+	}
 	var row *meta.Workspace
 	err := s.meta.View(ctx, func(tx meta.Tx) error {
 		var err error
@@ -165,6 +170,25 @@ func lookup(tx meta.Tx, tenant, ref string) (*meta.Workspace, error) {
 	return tx.WorkspaceByName(tenant, ref)
 }
 
+// wsName is a workspace's name in its tenant.
+type wsName struct{ tenant, name string }
+
+// opened returns the open workspace of tenant that ref names, or nil
+// when none is open (or ref may name something else: a ref shaped like
+// an ID is looked up as one first, as lookup does).
+func (s *Store) opened(tenant, ref string) *Workspace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.named[wsName{tenant, ref}]
+	if strings.HasPrefix(ref, workspacePrefix) {
+		w = s.open[ref]
+	}
+	if w == nil || w.tenant != tenant {
+		return nil
+	}
+	return w
+}
+
 func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,6 +214,7 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 		return nil, errors.Join(fmt.Errorf("open workspace %s: %w", row.Name, err), f.Close())
 	}
 	s.open[row.ID] = w
+	s.named[wsName{row.Tenant, row.Name}] = w
 	return w, nil
 }
 
@@ -301,6 +326,7 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 	s.mu.Lock()
 	w := s.open[row.ID]
 	delete(s.open, row.ID)
+	delete(s.named, wsName{row.Tenant, row.Name})
 	s.mu.Unlock()
 	if w != nil {
 		err = w.close()

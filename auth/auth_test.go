@@ -11,6 +11,7 @@ import (
 	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/execpolicy"
+	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/memmeta"
 	"github.com/forkspace/forkspace/provider"
 )
@@ -241,4 +242,78 @@ func TestTokenExecPolicy(t *testing.T) {
 	if after, _ := tk.List(context.Background(), nil); len(after) != len(before) {
 		t.Errorf("refused tokens were created: %d tokens, want %d", len(after), len(before))
 	}
+}
+
+// TestVerifyCache: Verify remembers accepted tokens, but a revocation
+// through the same Tokens is seen by the next Verify (of the token and
+// of those minted from it), one through another Tokens on the same
+// metadata (another process) within CacheTTL, and an expiry on time.
+func TestVerifyCache(t *testing.T) {
+	ctx := context.Background()
+	tk := newTokens(t)
+	root := mustCreate(t, tk, nil, auth.Request{Perms: auth.All})
+	rs := mustVerify(t, tk, root.Token)
+	child := mustCreate(t, tk, &rs, auth.Request{Perms: auth.Read})
+	mustVerify(t, tk, child.Token)
+	mustVerify(t, tk, root.Token) // remembered now
+	if err := tk.Revoke(ctx, nil, root.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantUnauth(t, tk, "revoked, remembered", root.Token)
+	wantUnauth(t, tk, "minted from revoked, remembered", child.Token)
+
+	other, err := auth.New(ctx, auth.MetaOf(tk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := mustCreate(t, tk, nil, auth.Request{Perms: auth.Read})
+	mustVerify(t, tk, elsewhere.Token)
+	if err := other.Revoke(ctx, nil, elsewhere.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantUnauth(t, other, "revoked by this Tokens", elsewhere.Token)
+	time.Sleep(auth.CacheTTL)
+	wantUnauth(t, tk, "revoked by another Tokens, CacheTTL later", elsewhere.Token)
+
+	const life = 300 * time.Millisecond // shorter than CacheTTL
+	short := mustCreate(t, tk, nil, auth.Request{Perms: auth.Read, ExpiresIn: life})
+	if _, err := tk.Verify(ctx, short.Token); err == nil {
+		time.Sleep(life)
+		wantUnauth(t, tk, "expired while remembered", short.Token)
+	} // else the machine took longer than life to get here: nothing to check
+}
+
+// TestVerifyDuringRevoke: a verification that read the token before a
+// revocation committed does not remember it after: the next Verify
+// refuses the token.
+func TestVerifyDuringRevoke(t *testing.T) {
+	ctx := context.Background()
+	m := &afterView{Store: memmeta.New()}
+	tk, err := auth.New(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCreate(t, tk, nil, auth.Request{Perms: auth.Read})
+	m.then = func() {
+		if err := tk.Revoke(ctx, nil, c.ID); err != nil {
+			t.Error(err)
+		}
+	}
+	mustVerify(t, tk, c.Token) // read active, then revoked before it returns
+	wantUnauth(t, tk, "revoked while being verified", c.Token)
+}
+
+// afterView runs then once, after the next read transaction ends.
+type afterView struct {
+	meta.Store
+	then func()
+}
+
+func (a *afterView) View(ctx context.Context, fn func(meta.Tx) error) error {
+	err := a.Store.View(ctx, fn)
+	if f := a.then; f != nil {
+		a.then = nil
+		f()
+	}
+	return err
 }

@@ -11,6 +11,12 @@
 // ancestor is revoked or expired is refused too. A token mints only
 // narrower tokens (Scope.Covers).
 //
+// Verify remembers the tokens it accepted, so a request costs no
+// database read: for at most CacheTTL, never past a token's expiry, and
+// Revoke forgets them all, so a revocation is immediate in the process
+// that made it and takes at most CacheTTL in another process sharing the
+// metadata.
+//
 // Scope.Allow answers whether a caller may do an operation on a
 // workspace. A workspace the scope does not reach is fs.ErrNotExist, as a
 // missing one (its existence is not confirmed); a reachable one without

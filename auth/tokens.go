@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,15 +30,38 @@ const maxChain = 64
 
 var encoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
+// CacheTTL bounds how long Verify answers for a token from memory
+// without reading the store: the delay before a revocation made by
+// another process sharing the metadata (PostgreSQL) takes effect here.
+// A revocation through this Tokens takes effect at once.
+const CacheTTL = time.Second
+
+// maxCached bounds the verified tokens kept in memory.
+const maxCached = 4096
+
 // Tokens keeps the tokens of one store. It is safe for concurrent use.
 type Tokens struct {
 	meta    meta.Store
 	enabled atomic.Bool
+
+	// mu guards the verified tokens, by the hash of their secret, and
+	// gen, which Revoke bumps so that a verification read before a
+	// revocation committed is not cached after it.
+	mu       sync.Mutex
+	verified map[[32]byte]verified
+	gen      uint64
+}
+
+// verified is a token Verify accepted, valid in memory until until (the
+// earlier of CacheTTL after the check and the token's expiry).
+type verified struct {
+	scope Scope
+	until time.Time
 }
 
 // New returns the tokens of m.
 func New(ctx context.Context, m meta.Store) (*Tokens, error) {
-	t := &Tokens{meta: m}
+	t := &Tokens{meta: m, verified: map[[32]byte]verified{}}
 	err := m.View(ctx, func(tx meta.Tx) error {
 		has, err := tx.HasTokens()
 		t.enabled.Store(has)
@@ -166,8 +190,9 @@ func (t *Tokens) Create(ctx context.Context, by *Scope, r Request) (Created, err
 		}
 		id, secret := newSecret()
 		s3 := s3Secret(secret)
+		sum := hash(secret)
 		row := meta.Token{ID: id, Tenant: tenant, Pattern: pattern, Perms: r.Perms.String(), Label: r.Label,
-			ExpiresAt: scope.ExpiresAt, ParentID: parent, Hash: hash(secret), S3Secret: s3}
+			ExpiresAt: scope.ExpiresAt, ParentID: parent, Hash: sum[:], S3Secret: s3}
 		if tenant != AnyTenant {
 			if err := tx.CreateTenant(tenant); err != nil {
 				return err
@@ -212,10 +237,7 @@ func newSecret() (id, secret string) {
 	return id, Prefix + id + "_" + encoding.EncodeToString(b[10:])
 }
 
-func hash(secret string) []byte {
-	h := blake3.Sum256([]byte(secret))
-	return h[:]
-}
+func hash(secret string) [32]byte { return blake3.Sum256([]byte(secret)) }
 
 // s3Secret derives the S3 secret key of a token.
 func s3Secret(secret string) string {
@@ -245,12 +267,28 @@ var errInvalid = fmt.Errorf("%w: invalid token", errdefs.ErrUnauthenticated)
 // Verify returns the scope of a bearer secret. A malformed, unknown,
 // expired or revoked token (or one minted from an expired or revoked
 // one) is errdefs.ErrUnauthenticated.
+//
+// A token accepted is remembered (by the hash of its secret) for at most
+// CacheTTL and never past its expiry, which is no later than its
+// ancestors'; Revoke forgets every remembered token, so a revocation
+// through t is seen by every Verify that starts after Revoke returns.
 func (t *Tokens) Verify(ctx context.Context, secret string) (Scope, error) {
 	id, ok := parse(secret)
 	if !ok {
 		return Scope{}, fmt.Errorf("%w: malformed token (want %s…)", errdefs.ErrUnauthenticated, Prefix)
 	}
-	var s Scope
+	sum := hash(secret)
+	t.mu.Lock()
+	v, ok := t.verified[sum]
+	gen := t.gen
+	t.mu.Unlock()
+	if ok && time.Now().Before(v.until) {
+		return v.scope, nil
+	}
+	var (
+		s     Scope
+		until time.Time
+	)
 	err := t.meta.View(ctx, func(tx meta.Tx) error {
 		k, err := tx.Token(id)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -259,7 +297,7 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Scope, error) {
 		if err != nil {
 			return err
 		}
-		if subtle.ConstantTimeCompare(k.Hash, hash(secret)) != 1 {
+		if subtle.ConstantTimeCompare(k.Hash, sum[:]) != 1 {
 			return errInvalid
 		}
 		now, err := tx.Now()
@@ -267,9 +305,50 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (Scope, error) {
 			return err
 		}
 		s, err = verifyChain(tx, id, now)
+		// A token expires no later than its parent (Scope.Covers), so
+		// its own expiry bounds the chain's; it is read on the
+		// database's clock and kept on this one's.
+		until = time.Now().Add(CacheTTL)
+		if left := s.ExpiresAt.Sub(now); !s.ExpiresAt.IsZero() && left < CacheTTL {
+			until = time.Now().Add(left)
+		}
 		return err
 	})
+	if err == nil {
+		t.remember(sum, gen, verified{scope: s, until: until})
+	}
 	return s, err
+}
+
+// remember keeps v for the secret hashed to sum, unless a revocation
+// ended since the verification began (t.gen moved past gen). Past
+// maxCached entries the lapsed ones go, and all of them if none has.
+func (t *Tokens) remember(sum [32]byte, gen uint64, v verified) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gen != gen {
+		return
+	}
+	if len(t.verified) >= maxCached {
+		now := time.Now()
+		for k, old := range t.verified {
+			if !now.Before(old.until) {
+				delete(t.verified, k)
+			}
+		}
+		if len(t.verified) >= maxCached {
+			clear(t.verified)
+		}
+	}
+	t.verified[sum] = v
+}
+
+// forget drops every remembered verification, and any under way.
+func (t *Tokens) forget() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gen++
+	clear(t.verified)
 }
 
 // S3Key returns the secret key and scope of an S3 access key (a token
@@ -465,5 +544,6 @@ func (t *Tokens) Revoke(ctx context.Context, by *Scope, id string) error {
 	if err != nil {
 		return fmt.Errorf("revoke token: %w", err)
 	}
+	t.forget()
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/httpapi"
 )
 
@@ -20,9 +21,14 @@ import (
 // parallel callers.
 var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
 
-// get fetches u and discards the body.
-func get(b *testing.B, u string) {
-	resp, err := benchClient.Get(u)
+// get fetches u and discards the body, sending hdr (name, value pairs).
+func get(b *testing.B, u string, hdr ...string) {
+	req, err := http.NewRequest("GET", u, nil)
+	must(b, err)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := benchClient.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +62,8 @@ func plainServer(b *testing.B, dir string) string {
 }
 
 // BenchmarkSmallFile: stat and read of a 1 KiB file by 32 concurrent
-// clients, through the REST API and from a plain Go file server.
+// clients, through the REST API (without tokens, and behind them with a
+// read-only token) and from a plain Go file server.
 func BenchmarkSmallFile(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
@@ -65,20 +72,31 @@ func BenchmarkSmallFile(b *testing.B) {
 	data := bytes.Repeat([]byte("x"), 1024)
 	_, err = e.client.Write(ctx, "w", "small.txt", bytes.NewReader(data), httpapi.WriteRequest{})
 	must(b, err)
+	tk, err := e.st.Tokens(ctx)
+	must(b, err)
+	token, err := tk.Create(ctx, nil, auth.Request{Workspaces: "w", Perms: auth.Read})
+	must(b, err)
+	authed := newServed(b, e.local, httpapi.Options{Tokens: tk})
+	bearer := []string{"Authorization", "Bearer " + token.Token}
 	dir := b.TempDir()
 	must(b, os.WriteFile(filepath.Join(dir, "small.txt"), data, 0o644))
 	plain := plainServer(b, dir)
-	for _, c := range []struct{ name, url string }{
-		{"rest-stat", e.url + "/v1/workspaces/w/stat/small.txt"},
-		{"rest-read", e.url + "/v1/workspaces/w/files/small.txt"},
-		{"plain-read", plain + "/small.txt"},
+	for _, c := range []struct {
+		name, url string
+		hdr       []string
+	}{
+		{"rest-stat", e.url + "/v1/workspaces/w/stat/small.txt", nil},
+		{"rest-read", e.url + "/v1/workspaces/w/files/small.txt", nil},
+		{"rest-stat-token", authed + "/v1/workspaces/w/stat/small.txt", bearer},
+		{"rest-read-token", authed + "/v1/workspaces/w/files/small.txt", bearer},
+		{"plain-read", plain + "/small.txt", nil},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetParallelism(32 / max(1, runtimeProcs()))
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					get(b, c.url)
+					get(b, c.url, c.hdr...)
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -160,10 +159,7 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, e apiError) 
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		json.NewEncoder(w).Encode(e)
-	}
+	writeJSON(w, status, e, r.Method != http.MethodHead)
 }
 
 // Error is an error response of the API as a Client returns it. Its text

@@ -247,8 +247,27 @@ func decode(r *http.Request, v any, optional bool) error {
 // reply writes v as JSON with status.
 func reply(w http.ResponseWriter, status int, v any) error {
 	w.Header().Set("Content-Type", "application/json")
+	return writeJSON(w, status, v, true)
+}
+
+// writeJSON writes status and, with body, v as one line of JSON. The
+// body is encoded before the headers go, so they carry its
+// Content-Length: a small response then leaves in one write, where a
+// flushed response of unknown length would be chunked and need a
+// second write for its end.
+func writeJSON(w http.ResponseWriter, status int, v any, body bool) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(v)
+	if !body {
+		return nil
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // query parameters.
