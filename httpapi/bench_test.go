@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -11,7 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/httpapi"
@@ -36,6 +41,20 @@ func get(b *testing.B, u string, hdr ...string) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b.Fatalf("GET %s: %d", u, resp.StatusCode)
+	}
+}
+
+// put uploads size bytes of body to u.
+func put(b *testing.B, u string, body io.Reader, size int64) {
+	req, err := http.NewRequest("PUT", u, body)
+	must(b, err)
+	req.ContentLength = size
+	resp, err := benchClient.Do(req)
+	must(b, err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("PUT %s: %d", u, resp.StatusCode)
 	}
 }
 
@@ -128,15 +147,7 @@ func BenchmarkLargeFile(b *testing.B) {
 		f, err := os.Open(src)
 		must(b, err)
 		defer f.Close()
-		req, _ := http.NewRequest("PUT", u, f)
-		req.ContentLength = size
-		resp, err := benchClient.Do(req)
-		must(b, err)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatalf("PUT %s: %d", u, resp.StatusCode)
-		}
+		put(b, u, f, size)
 	}
 	for _, c := range []struct {
 		name string
@@ -197,3 +208,93 @@ func (randReader) Read(p []byte) (int, error) {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// latencies collects the durations of calls, safe for concurrent use.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, d)
+	l.mu.Unlock()
+}
+
+// report reports the p50, p99 and maximum in milliseconds, as metrics
+// named with prefix.
+func (l *latencies) report(b *testing.B, prefix string) {
+	slices.Sort(l.d)
+	at := func(p float64) float64 { return float64(l.d[int(p*float64(len(l.d)-1))]) / 1e6 }
+	b.ReportMetric(at(0.50), prefix+"p50-ms")
+	b.ReportMetric(at(0.99), prefix+"p99-ms")
+	b.ReportMetric(at(1), prefix+"max-ms")
+}
+
+// BenchmarkSmallUploads: uploads of new 1 KiB files by 8 concurrent
+// clients, through the REST API and to a plain Go server.
+func BenchmarkSmallUploads(b *testing.B) {
+	e := newEnv(b)
+	ctx := context.Background()
+	_, err := e.client.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
+	must(b, err)
+	must(b, e.client.Mkdir(ctx, "w", "up", false))
+	plain := plainServer(b, b.TempDir())
+	data := bytes.Repeat([]byte("x"), 1024)
+	var n atomic.Int64
+	for _, c := range []struct{ name, url string }{
+		{"rest", e.url + "/v1/workspaces/w/files/up/"},
+		{"plain", plain + "/"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetParallelism(8 / max(1, runtimeProcs()))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					put(b, fmt.Sprintf("%sf%d", c.url, n.Add(1)), bytes.NewReader(data), int64(len(data)))
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "files/s")
+		})
+	}
+}
+
+// BenchmarkListDir: one page of a directory of 10,000 files (the first
+// 1,000 by default, and all 10,000), through the REST API, against a
+// plain Go file server's listing of a directory of as many files.
+func BenchmarkListDir(b *testing.B) {
+	const files = 10000
+	e := newEnv(b)
+	ctx := context.Background()
+	_, err := e.client.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
+	must(b, err)
+	dir := b.TempDir()
+	var archive bytes.Buffer
+	tw := tar.NewWriter(&archive)
+	for i := range files {
+		name := fmt.Sprintf("f%05d.txt", i)
+		must(b, tw.WriteHeader(&tar.Header{Name: "d/" + name, Mode: 0o644, Size: 3}))
+		_, err := tw.Write([]byte("abc"))
+		must(b, err)
+		must(b, os.WriteFile(filepath.Join(dir, name), []byte("abc"), 0o644))
+	}
+	must(b, tw.Close())
+	_, err = e.local.ImportTar(ctx, "w", ".", &archive)
+	must(b, err)
+	plain := plainServer(b, dir)
+	for _, c := range []struct{ name, url string }{
+		{"rest-page-1000", e.url + "/v1/workspaces/w/dir/d"},
+		{"rest-page-10000", e.url + "/v1/workspaces/w/dir/d?limit=10000"},
+		{"plain-10000", plain + "/"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var lat latencies
+			for b.Loop() {
+				t0 := time.Now()
+				get(b, c.url)
+				lat.add(time.Since(t0))
+			}
+			lat.report(b, "")
+		})
+	}
+}

@@ -60,8 +60,8 @@ type EventStream interface {
 // cannot continue from (HTTP 410, code too_old).
 var ErrTooOld = feed.ErrTooOld
 
-// DefaultHeartbeat is how often an idle event stream sends a comment, so
-// proxies and the server's idle write bound keep the connection.
+// DefaultHeartbeat is how often an event stream sends a comment, so
+// proxies and the server's idle write bound keep an idle connection.
 const DefaultHeartbeat = 15 * time.Second
 
 // feedRoutes are the table entries of the change feed.
@@ -128,18 +128,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ws string) error
 		if err := rc.Flush(); err != nil {
 			return nil // the client went
 		}
+		// One deadline per heartbeat, not per wait: a stream of a
+		// thousand subscribers wakes a thousand waits per event.
 		wait, cancel := context.WithTimeout(ctx, s.opts.Heartbeat)
-		batch, err := es.Next(wait)
+		err := s.send(wait, w, rc, es)
 		cancel()
 		switch {
-		case ctx.Err() != nil:
+		case ctx.Err() != nil || errors.Is(err, errClientGone):
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
 				return nil
 			}
-			continue
-		case err != nil:
+		default:
 			// The stream has begun: the error is its last event.
 			code, _ := classify(err)
 			data, _ := json.Marshal(apiError{Code: code, Message: err.Error()})
@@ -147,16 +148,70 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ws string) error
 			rc.Flush()
 			return nil
 		}
+	}
+}
+
+// errClientGone stops a stream whose client went.
+var errClientGone = errors.New("the client went")
+
+// send writes the events of es as they come until ctx is done or a read
+// fails (its error).
+func (s *Server) send(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, es EventStream) error {
+	for {
+		batch, err := es.Next(ctx)
+		if err != nil {
+			return err
+		}
 		for _, e := range batch {
-			data, err := json.Marshal(e)
+			frame, err := s.frames.of(e)
 			if err != nil {
 				return err
 			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: change\ndata: %s\n\n", e.Seq, data); err != nil {
-				return nil
+			if _, err := w.Write(frame); err != nil {
+				return errClientGone
 			}
 		}
+		if err := rc.Flush(); err != nil {
+			return errClientGone
+		}
 	}
+}
+
+// frames shares the encoding of recent events between the streams that
+// send them: each of a thousand subscribers would otherwise encode the
+// same event. Slots are chosen by sequence number; a miss encodes again.
+type frames struct {
+	mu   sync.Mutex
+	slot [64]frame
+}
+
+// frame is the Server-Sent Events frame of one event as a stream sends
+// it. Entries of one sequence number are one audit entry; the workspace
+// name is the stream's view of it.
+type frame struct {
+	seq int64
+	ws  string
+	b   []byte
+}
+
+// of returns the frame of e: "id: SEQ\nevent: change\ndata: JSON\n\n".
+func (f *frames) of(e Event) ([]byte, error) {
+	i := uint64(e.Seq) % uint64(len(f.slot))
+	f.mu.Lock()
+	fr := f.slot[i]
+	f.mu.Unlock()
+	if fr.b != nil && fr.seq == e.Seq && fr.ws == e.Workspace {
+		return fr.b, nil
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	fr = frame{seq: e.Seq, ws: e.Workspace, b: fmt.Appendf(nil, "id: %d\nevent: change\ndata: %s\n\n", e.Seq, data)}
+	f.mu.Lock()
+	f.slot[i] = fr
+	f.mu.Unlock()
+	return fr.b, nil
 }
 
 // localStream is Local's EventStream: a feed cursor, with workspace names.

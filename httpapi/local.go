@@ -410,13 +410,27 @@ func (l *Local) ReadDir(ctx context.Context, state, p string, r PageRequest) (Di
 	}
 	out := DirPage{Entries: make([]Entry, 0, len(des)), Next: next}
 	for _, de := range des {
-		e, err := describe(ctx, f, path.Join(p, de.Name()))
+		e, err := describeListed(ctx, f, path.Join(p, de.Name()), de)
 		if err != nil {
 			return DirPage{}, err
 		}
 		out.Entries = append(out.Entries, e)
 	}
 	return out, nil
+}
+
+// describeListed describes the entry de listed at p: from the inode the
+// listing names (no walk from the root), or, for a symbolic link or a
+// mount's root, as describe does.
+func describeListed(ctx context.Context, f *vfs.FS, p string, de fs.DirEntry) (Entry, error) {
+	if de.Type()&fs.ModeSymlink != 0 || f.IsVirtual(p) {
+		return describe(ctx, f, p)
+	}
+	fi, err := de.Info()
+	if err != nil {
+		return Entry{}, err
+	}
+	return NewEntry(p, fi, ""), nil
 }
 
 func (l *Local) Open(ctx context.Context, state, p string, r ReadRequest) (*Download, error) {

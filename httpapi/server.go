@@ -51,8 +51,8 @@ type Options struct {
 	// BodyIdle bounds the wait for each read of a request body and each
 	// write of a response body (default DefaultIdleTimeout).
 	BodyIdle time.Duration
-	// Heartbeat is how often an idle event stream sends a comment
-	// (default DefaultHeartbeat).
+	// Heartbeat is how often an event stream sends a comment (default
+	// DefaultHeartbeat).
 	Heartbeat time.Duration
 	// Observe, if set, hears the route pattern and status of every
 	// response (tests check that every documented status is reached).
@@ -66,9 +66,10 @@ type Options struct {
 // Server serves the REST API under /v1. Mount Handler at "/" (it answers
 // only paths under /v1/) and wrap the whole server in Guard.
 type Server struct {
-	opts Options
-	log  *slog.Logger
-	mux  *http.ServeMux
+	opts   Options
+	log    *slog.Logger
+	mux    *http.ServeMux
+	frames frames // feed.go
 }
 
 // NewServer returns a Server for opts.API.
