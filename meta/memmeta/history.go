@@ -16,6 +16,7 @@ import (
 type recorded struct {
 	meta.State
 	staged map[string]meta.Staged
+	ord    int // its place in its workspace's history: 1 + the previous state's
 }
 
 var _ meta.HistoryTx = (*tx)(nil)
@@ -35,7 +36,7 @@ func (t *tx) RecordState(seq int64, workspaceID string, at time.Time) error {
 	if t.owned.staging != nil {
 		t.owned.staging[workspaceID] = false
 	}
-	r := recorded{State: meta.State{Seq: seq, WorkspaceID: workspaceID, Time: at.Round(0), Root: w.Root}, staged: t.s.staging[workspaceID]}
+	r := recorded{State: meta.State{Seq: seq, WorkspaceID: workspaceID, Time: at.Round(0), Root: w.Root}, staged: t.s.staging[workspaceID], ord: t.newestOrd(workspaceID) + 1}
 	// As with the audit log, appending never changes what a published
 	// state sees; pruning builds a new slice.
 	t.s.history = append(t.s.history, r)
@@ -87,27 +88,39 @@ func sortedRows(table map[string]meta.Staged) []meta.Staged {
 	return out
 }
 
-// PruneStates implements meta.HistoryTx.
+// PruneStates implements meta.HistoryTx: a state stays while it is among
+// its workspace's newest keep states ever recorded (pruned ones count) and
+// not older than before.
 func (t *tx) PruneStates(workspaceID string, keep int, before time.Time) (int, error) {
 	if err := t.writable(fmt.Sprintf("prune states of workspace %q", workspaceID)); err != nil {
 		return 0, err
 	}
-	kept := map[string]int{}
-	var out []recorded
-	for i := len(t.s.history) - 1; i >= 0; i-- {
-		r := t.s.history[i]
-		if workspaceID == "" || r.WorkspaceID == workspaceID {
-			if kept[r.WorkspaceID] >= keep || r.Time.Before(before) {
-				continue
-			}
-			kept[r.WorkspaceID]++
+	newest := map[string]int{}
+	out := slices.DeleteFunc(slices.Clone(t.s.history), func(r recorded) bool {
+		if workspaceID != "" && r.WorkspaceID != workspaceID {
+			return false
 		}
-		out = append(out, r)
-	}
-	slices.Reverse(out)
+		n, ok := newest[r.WorkspaceID]
+		if !ok {
+			n = t.newestOrd(r.WorkspaceID)
+			newest[r.WorkspaceID] = n
+		}
+		return r.ord <= n-keep || r.Time.Before(before)
+	})
 	dropped := len(t.s.history) - len(out)
 	t.s.history = out
 	return dropped, nil
+}
+
+// newestOrd is the place of workspaceID's newest recorded state, 0 if
+// none is.
+func (t *tx) newestOrd(workspaceID string) int {
+	for i := len(t.s.history) - 1; i >= 0; i-- {
+		if r := t.s.history[i]; r.WorkspaceID == workspaceID {
+			return r.ord
+		}
+	}
+	return 0
 }
 
 // dropHistory forgets the states of a deleted workspace.

@@ -213,3 +213,62 @@ func sameRows(a, b []meta.Staged) bool {
 func sameRow(a, b meta.Staged) bool {
 	return bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Value, b.Value) && a.Deleted == b.Deleted
 }
+
+// testPruneCounts checks that the count rule counts every state recorded,
+// pruned ones included, and that pruning a workspace of many states drops
+// exactly those past the rules: states recorded with times out of order
+// (a clock set back) and pruned by age still count as steps.
+func testPruneCounts(t *testing.T, s meta.Store) {
+	createWorkspaces(t, s, "a")
+	base := time.Unix(1700000000, 0).UTC()
+	// Seqs 1..6; seq 3 is recorded with an old time (the clock was set
+	// back), the rest an hour apart.
+	times := map[int64]time.Time{}
+	update(t, s, func(tx meta.Tx) error {
+		for seq := int64(1); seq <= 6; seq++ {
+			times[seq] = base.Add(time.Duration(seq) * time.Hour)
+			if seq == 3 {
+				times[seq] = base
+			}
+			if err := tx.RecordState(seq, "id-a", times[seq]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	alive := func() (seqs []int64) {
+		view(t, s, func(tx meta.Tx) error {
+			for seq := int64(1); seq <= 7; seq++ {
+				if _, err := tx.FindState(meta.StateQuery{Seq: seq}); err == nil {
+					seqs = append(seqs, seq)
+				}
+			}
+			return nil
+		})
+		return seqs
+	}
+	prune := func(keep int, before time.Time) int {
+		var n int
+		update(t, s, func(tx meta.Tx) (err error) {
+			n, err = tx.PruneStates("id-a", keep, before)
+			return err
+		})
+		return n
+	}
+	// Age drops seq 3 alone.
+	if n := prune(100, base.Add(30*time.Minute)); n != 1 || !slices.Equal(alive(), []int64{1, 2, 4, 5, 6}) {
+		t.Errorf("prune by age dropped %d, kept %v; want 1, [1 2 4 5 6]", n, alive())
+	}
+	// The newest 4 steps are 3..6; 3 is gone, so 4, 5, 6 stay.
+	if n := prune(4, time.Time{}); n != 2 || !slices.Equal(alive(), []int64{4, 5, 6}) {
+		t.Errorf("prune to 4 steps dropped %d, kept %v; want 2, [4 5 6]", n, alive())
+	}
+	// Pruning again changes nothing; a new state counts from the newest.
+	if n := prune(4, time.Time{}); n != 0 {
+		t.Errorf("second prune dropped %d states", n)
+	}
+	update(t, s, func(tx meta.Tx) error { return tx.RecordState(7, "id-a", base.Add(7*time.Hour)) })
+	if n := prune(2, time.Time{}); n != 2 || !slices.Equal(alive(), []int64{6, 7}) {
+		t.Errorf("prune to 2 steps dropped %d, kept %v; want 2, [6 7]", n, alive())
+	}
+}

@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"CloseDuringUpdates", testCloseDuringUpdates},
 		{"Audit", testAudit},
 		{"History", testHistory},
+		{"PruneCounts", testPruneCounts},
 		{"AuditFeed", testAuditFeed},
 		{"Touch", testTouch},
 		{"Intents", testIntents},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"testing"
 
@@ -167,5 +168,42 @@ func TestMigrateTenants(t *testing.T) {
 		if n := count(`SELECT COUNT(*) FROM ` + table); n != 0 {
 			t.Errorf("%d rows of %s left after deleting their workspace", n, table)
 		}
+	}
+}
+
+// TestMigrateStateOrder upgrades a database of migration 0011 holding the
+// states of two workspaces, interleaved: 0012 numbers each workspace's
+// states in seq order (the conformance suite's PruneCounts covers the
+// numbering of states recorded after it).
+func TestMigrateStateOrder(t *testing.T) {
+	ctx := context.Background()
+	conn, ms, log := migratedTo(t, 11)
+	for _, q := range []string{
+		`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES ('ws-a', 'a', 1, 1), ('ws-b', 'b', 1, 1)`,
+		`INSERT INTO audit_states (seq, workspace_id, at, base, ver) VALUES (1, 'ws-a', 1, 0, 0), (2, 'ws-b', 2, 0, 0), (5, 'ws-a', 3, 0, 0), (9, 'ws-a', 4, 0, 0), (11, 'ws-b', 5, 0, 0)`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := migrate(ctx, conn, ms, log); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT seq, ord FROM audit_states ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[int64]int64{}
+	for rows.Next() {
+		var seq, ord int64
+		if err := rows.Scan(&seq, &ord); err != nil {
+			t.Fatal(err)
+		}
+		got[seq] = ord
+	}
+	want := map[int64]int64{1: 1, 5: 2, 9: 3, 2: 1, 11: 2}
+	if !maps.Equal(got, want) {
+		t.Errorf("ords after migration = %v, want %v", got, want)
 	}
 }

@@ -21,12 +21,18 @@ const (
 	SELECT workspace_id, $2, key, value, deleted FROM staging WHERE workspace_id = $1`
 	qSetStagingBase = `UPDATE workspaces SET staging_base = $2 WHERE id = $1`
 	// qPruneLog drops log rows below both the current epoch and the
-	// oldest recorded state's (bases grow with seq).
-	qPruneLog = `DELETE FROM staging_log WHERE workspace_id = $1
-		AND ver <= (SELECT staging_base FROM workspaces WHERE id = $1)
-		AND ver <= COALESCE((SELECT base FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1), ` + maxInt64 + `)`
-	qRecordState = `INSERT INTO audit_states (seq, workspace_id, at, root, base, ver)
-	SELECT $1, w.id, $3, w.root, w.staging_base, COALESCE((SELECT next - 1 FROM counters WHERE name = '` + stagingLogCounter + `'), 0)
+	// oldest recorded state's (bases grow with seq). The lesser of the two
+	// is one bound, so the delete reads only the rows it drops (with two
+	// bounds SQLite scanned every row below the epoch).
+	qPruneLog = `DELETE FROM staging_log WHERE workspace_id = $1 AND ver <= (
+		SELECT CASE WHEN oldest.base IS NULL OR w.staging_base < oldest.base THEN w.staging_base ELSE oldest.base END
+		FROM workspaces AS w,
+			(SELECT (SELECT base FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1) AS base) AS oldest
+		WHERE w.id = $1)`
+	// qRecordState numbers a state after its workspace's newest (ord).
+	qRecordState = `INSERT INTO audit_states (seq, workspace_id, at, root, base, ver, ord)
+	SELECT $1, w.id, $3, w.root, w.staging_base, COALESCE((SELECT next - 1 FROM counters WHERE name = '` + stagingLogCounter + `'), 0),
+		COALESCE((SELECT ord FROM audit_states WHERE workspace_id = $2 ORDER BY seq DESC LIMIT 1), 0) + 1
 	FROM workspaces AS w WHERE w.id = $2`
 	stateColumns = `seq, workspace_id, at, root`
 	qStateBySeq  = `SELECT ` + stateColumns + ` FROM audit_states WHERE seq = $1`
@@ -34,12 +40,14 @@ const (
 	qStateAsOf   = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 AND at <= $2 ORDER BY seq DESC LIMIT 1`
 	qStateRange  = `SELECT workspace_id, base, ver FROM audit_states WHERE seq = $1`
 	qStateRows   = `SELECT key, value, deleted, ver FROM staging_log WHERE workspace_id = $1 AND ver > $2 AND ver <= $3 ORDER BY ver`
-	qPruneStates = `DELETE FROM audit_states WHERE workspace_id = $1 AND (at < $3 OR seq <= COALESCE(
-		(SELECT seq FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2), 0))`
-	qStateSpans   = `SELECT root, base, ver FROM audit_states WHERE workspace_id = $1 ORDER BY seq`
-	qLogRows      = `SELECT key, value, deleted, ver FROM staging_log WHERE workspace_id = $1 ORDER BY ver`
-	qWorkspaceIDs = `SELECT id FROM workspaces ORDER BY id`
-	maxInt64      = "9223372036854775807"
+	// The two pruning rules each delete a range of an index, so pruning
+	// costs what it drops, not what the workspace keeps.
+	qPruneStatesByCount = `DELETE FROM audit_states WHERE workspace_id = $1 AND ord <=
+		COALESCE((SELECT ord FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1), 0) - $2`
+	qPruneStatesByAge = `DELETE FROM audit_states WHERE workspace_id = $1 AND at < $2`
+	qStateSpans       = `SELECT root, base, ver FROM audit_states WHERE workspace_id = $1 ORDER BY seq`
+	qLogRows          = `SELECT key, value, deleted, ver FROM staging_log WHERE workspace_id = $1 ORDER BY ver`
+	qWorkspaceIDs     = `SELECT id FROM workspaces ORDER BY id`
 )
 
 var _ meta.HistoryTx = (*Tx)(nil)
@@ -165,13 +173,20 @@ func (t *Tx) PruneStates(workspaceID string, keep int, before time.Time) (int, e
 	dropped := 0
 	for _, id := range ids {
 		op := fmt.Sprintf("prune states of workspace %q", id)
-		res, err := t.exec(op, qPruneStates, id, keep, cut)
-		if err != nil {
-			return dropped, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return dropped, fmt.Errorf("%s: %w", op, err)
+		var n int64
+		for _, q := range []struct {
+			query string
+			arg   any
+		}{{qPruneStatesByCount, keep}, {qPruneStatesByAge, cut}} {
+			res, err := t.exec(op, q.query, id, q.arg)
+			if err != nil {
+				return dropped, err
+			}
+			k, err := res.RowsAffected()
+			if err != nil {
+				return dropped, fmt.Errorf("%s: %w", op, err)
+			}
+			n += k
 		}
 		dropped += int(n)
 		if n == 0 {
