@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/feed"
@@ -23,17 +24,21 @@ const MaxUncoveredPaths = 256
 // covers (audit.Cover): FUSE operations, mount indexing and hydration,
 // write-backs, library calls on a plain Workspace. Every open workspace's
 // vfs.FS.Watch reports to it; a goroutine appends what is pending, one
-// entry per (workspace, tool, actor), in one transaction, then takes what
-// came meanwhile.
+// entry per (workspace, tool, actor), in one transaction, a moment
+// (gatherDelay) after the first change of a burst.
 type uncovered struct {
-	log   *audit.Log
-	s     *Store
-	mu    sync.Mutex
-	order []groupKey // pending groups, first seen first
-	paths map[groupKey][]string
-	kick  chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
+	log *audit.Log
+	s   *Store
+	// flushing is held while pending entries are appended, so a flush
+	// before an audited call (audit.Log.BeforeRecord) also waits for one
+	// already under way.
+	flushing sync.Mutex
+	mu       sync.Mutex
+	order    []groupKey // pending groups, first seen first
+	paths    map[groupKey][]string
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 type groupKey struct {
@@ -45,6 +50,7 @@ func (s *Store) startUncovered() {
 	u := &uncovered{log: s.audit, s: s, paths: map[groupKey][]string{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	s.uncovered = u
+	s.audit.BeforeRecord(u.flush)
 	go u.run()
 }
 
@@ -96,11 +102,22 @@ func (u *uncovered) add(k groupKey, name string) {
 	}
 }
 
+// gatherDelay is how long the recorder lets a burst of uncovered changes
+// gather before it appends them: a program working through a FUSE mount
+// makes one change after another, each waiting for the last, and without
+// the pause each would cost an audit transaction of its own (with a
+// history state and its pruning) beside its own.
+const gatherDelay = 5 * time.Millisecond
+
 func (u *uncovered) run() {
 	defer close(u.done)
 	for {
 		select {
 		case <-u.kick:
+			select {
+			case <-time.After(gatherDelay):
+			case <-u.stop:
+			}
 			u.flush()
 		case <-u.stop:
 			u.flush()
@@ -111,6 +128,8 @@ func (u *uncovered) run() {
 
 // flush records every pending group.
 func (u *uncovered) flush() {
+	u.flushing.Lock()
+	defer u.flushing.Unlock()
 	u.mu.Lock()
 	order, paths := u.order, u.paths
 	u.order, u.paths = nil, map[groupKey][]string{}

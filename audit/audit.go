@@ -50,6 +50,7 @@ type Log struct {
 
 	mu        sync.RWMutex
 	listeners []func(Entry)
+	before    []func()
 }
 
 var _ Recorder = (*Log)(nil)
@@ -62,7 +63,23 @@ func NewLog(m meta.Store) *Log { return &Log{meta: m} }
 // as the state the call produced (see history.go); then it hands e to the
 // listeners (OnRecord).
 func (l *Log) Record(ctx context.Context, e Entry) error {
+	l.mu.RLock()
+	before := l.before
+	l.mu.RUnlock()
+	for _, fn := range before {
+		fn()
+	}
 	return l.append(ctx, []Entry{e}, func(Entry) bool { return true })
+}
+
+// BeforeRecord registers fn to run at the start of every Record, before
+// its entry is appended: a recorder of changes noted after the fact
+// (RecordAll) appends what it holds there, so the log keeps the order in
+// which changes were made.
+func (l *Log) BeforeRecord(fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.before = append(l.before, fn)
 }
 
 // RecordAll appends es in one transaction, in order, then hands them to
