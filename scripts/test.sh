@@ -53,6 +53,9 @@ need npx npm
 # fusefs, cmd/forkspace: real FUSE mounts (fusermount3; /dev/fuse must
 # exist); with CI=true the tests fail when either is missing.
 need fusermount3 fuse3
+# fusefs: fio --verify and stress-ng's file system stressors run on a mount.
+need fio
+need stress-ng
 # webdavfs: litmus, the WebDAV server test suite, runs against a workspace.
 need litmus
 # cmd/forkspace: serve --s3 is tested with S3 clients this project did
