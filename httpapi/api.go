@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"io/fs"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/forkspace/forkspace"
@@ -214,7 +214,7 @@ type Entry struct {
 // NewEntry describes fi found at path p (target: a symlink's target).
 func NewEntry(p string, fi fs.FileInfo, target string) Entry {
 	e := Entry{
-		Name: fi.Name(), Path: p, Type: typeName(fi.Mode()), Mode: fmt.Sprintf("%04o", vfs.UnixMode(fi.Mode())),
+		Name: fi.Name(), Path: p, Type: typeName(fi.Mode()), Mode: octal4(vfs.UnixMode(fi.Mode())),
 		Size: fi.Size(), Mtime: fi.ModTime().UTC(), Target: target,
 	}
 	if a, ok := fi.Sys().(*vfs.Attr); ok {
@@ -225,6 +225,13 @@ func NewEntry(p string, fi fs.FileInfo, target string) Entry {
 		e.ETag = etag(fi)
 	}
 	return e
+}
+
+// octal4 writes permission and special bits as four octal digits
+// ("0644").
+func octal4(m uint32) string {
+	o := strconv.FormatUint(uint64(m), 8)
+	return strings.Repeat("0", max(0, 4-len(o))) + o
 }
 
 // FileMode returns the entry's type and permission bits as an fs.FileMode.
@@ -263,7 +270,12 @@ func etag(fi fs.FileInfo) string {
 	if a, ok := fi.Sys().(*vfs.Attr); ok {
 		ino, ctime = a.Ino, a.Ctime.UnixNano()
 	}
-	return fmt.Sprintf(`"%x-%x-%x-%x"`, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
+	b := make([]byte, 0, 64)
+	b = strconv.AppendUint(append(b, '"'), ino, 16)
+	b = strconv.AppendInt(append(b, '-'), fi.Size(), 16)
+	b = strconv.AppendInt(append(b, '-'), fi.ModTime().UnixNano(), 16)
+	b = strconv.AppendInt(append(b, '-'), ctime, 16)
+	return string(append(b, '"'))
 }
 
 // ReadRequest selects the bytes Open returns.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -157,9 +158,9 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, e apiError) 
 	for _, k := range []string{"ETag", "Last-Modified", "Content-Range", "Content-Disposition", "Accept-Ranges"} {
 		h.Del(k)
 	}
-	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	writeJSON(w, status, e, r.Method != http.MethodHead)
+	b, _ := json.Marshal(e) // strings only: always encodes
+	replyJSON(w, status, b, r.Method != http.MethodHead)
 }
 
 // Error is an error response of the API as a Client returns it. Its text

@@ -247,27 +247,27 @@ func decode(r *http.Request, v any, optional bool) error {
 
 // reply writes v as JSON with status.
 func reply(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	return writeJSON(w, status, v, true)
-}
-
-// writeJSON writes status and, with body, v as one line of JSON. The
-// body is encoded before the headers go, so they carry its
-// Content-Length: a small response then leaves in one write, where a
-// flushed response of unknown length would be chunked and need a
-// second write for its end.
-func writeJSON(w http.ResponseWriter, status int, v any, body bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	return replyJSON(w, status, b, true)
+}
+
+// replyJSON writes status and, with body, the JSON b as one line. The
+// headers carry its Content-Length: a small response then leaves in one
+// write, where a flushed response of unknown length would be chunked and
+// need a second write for its end.
+func replyJSON(w http.ResponseWriter, status int, b []byte, body bool) error {
 	b = append(b, '\n')
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	if !body {
 		return nil
 	}
-	_, err = w.Write(b)
+	_, err := w.Write(b)
 	return err
 }
 
@@ -463,7 +463,11 @@ func (s *Server) stat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK, e)
+	b, err := appendEntry(nil, e)
+	if err != nil {
+		return err
+	}
+	return replyJSON(w, http.StatusOK, b, true)
 }
 
 func (s *Server) readDir(w http.ResponseWriter, r *http.Request) error {
@@ -475,7 +479,11 @@ func (s *Server) readDir(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK, p)
+	b, err := appendDirPage(nil, p)
+	if err != nil {
+		return err
+	}
+	return replyJSON(w, http.StatusOK, b, true)
 }
 
 func (s *Server) download(w http.ResponseWriter, r *http.Request) error {
