@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/vfs"
 )
 
 // The crash test re-executes this test binary as a writer that creates,
@@ -27,7 +28,7 @@ import (
 const crashEnv = "FORKSPACE_CRASH_WRITER"
 
 func TestMain(m *testing.M) {
-	for env, writer := range map[string]func(string) error{crashEnv: crashWriter, mergeCrashEnv: mergeCrashWriter} {
+	for env, writer := range map[string]func(string) error{crashEnv: crashWriter, mergeCrashEnv: mergeCrashWriter, closeCrashEnv: closeCrashWriter} {
 		if spec := os.Getenv(env); spec != "" {
 			if err := writer(spec); err != nil {
 				fmt.Fprintln(os.Stderr, "crash writer:", err)
@@ -58,33 +59,51 @@ func crashContent(i int) []byte {
 // writing it).
 func deletable(i int) bool { return i%5 == 2 }
 
-func crashWriter(spec string) error {
+// crashWorkspace opens workspace "crash" of the store named by a crash
+// writer's spec ("DIR:START") and returns it with START.
+func crashWorkspace(spec string, opts forkspace.Options) (*forkspace.Workspace, int, error) {
 	dir, startStr, _ := strings.Cut(spec, ":")
 	start, err := strconv.Atoi(startStr)
+	if err != nil {
+		return nil, 0, err
+	}
+	opts.Dir = dir
+	st, err := forkspace.Open(context.Background(), opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	w, err := st.Workspace(context.Background(), "crash")
+	return w, start, err
+}
+
+// writeCrashFile creates name with crashContent(i), written 64 KiB at a
+// time, and returns the open handle.
+func writeCrashFile(ctx context.Context, w *forkspace.Workspace, name string, i int) (*vfs.File, error) {
+	f, err := w.OpenFile(ctx, name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	data := crashContent(i)
+	for off := 0; off < len(data); off += 64 << 10 {
+		if _, err := f.Write(data[off:min(off+64<<10, len(data))]); err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+	}
+	return f, nil
+}
+
+func crashWriter(spec string) error {
+	w, start, err := crashWorkspace(spec, forkspace.Options{FoldRows: 64})
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, FoldRows: 64})
-	if err != nil {
-		return err
-	}
-	w, err := st.Workspace(ctx, "crash")
-	if err != nil {
-		return err
-	}
 	ack := func(format string, args ...any) { fmt.Fprintf(os.Stdout, format+"\n", args...) }
 	for i := start; ; i++ {
 		tmp, done := fmt.Sprintf("tmp/f%06d", i), fmt.Sprintf("done/f%06d", i)
-		f, err := w.OpenFile(ctx, tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		f, err := writeCrashFile(ctx, w, tmp, i)
 		if err != nil {
 			return err
-		}
-		data := crashContent(i)
-		for off := 0; off < len(data); off += 64 << 10 {
-			if _, err := f.Write(data[off:min(off+64<<10, len(data))]); err != nil {
-				return err
-			}
 		}
 		if err := f.Sync(); err != nil {
 			return err
@@ -263,4 +282,77 @@ func verifyCrashState(t *testing.T, dir string, synced, renamed, deleted map[int
 			t.Fatalf("acknowledged checkpoint %s is missing", id)
 		}
 	}
+}
+
+// closeCrashEnv selects closeCrashWriter: files written and closed, never
+// fsynced, which must survive the death of the process
+// (docs/decisions/021).
+const closeCrashEnv = "FORKSPACE_CLOSE_CRASH_WRITER"
+
+// closeCrashWriter writes file i with crashContent(i) and closes it,
+// printing "W i" after Close returned; no Sync.
+func closeCrashWriter(spec string) error {
+	w, start, err := crashWorkspace(spec, forkspace.Options{})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for i := start; ; i++ {
+		f, err := writeCrashFile(ctx, w, fmt.Sprintf("f%06d", i), i)
+		if err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stdout, "W %d\n", i)
+	}
+}
+
+// TestCrashAfterClose kills a writer that closes files without fsync at
+// random moments: every file whose Close returned is whole after the
+// kill (its bytes were in the operating system), and the store checks
+// clean.
+func TestCrashAfterClose(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, st, "crash")
+	st.Close()
+	closed := map[int]bool{}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	for round := range 6 {
+		runKilled(t, fmt.Sprintf("%s=%s:%d", closeCrashEnv, dir, round*100_000), 3+rng.IntN(40),
+			time.Duration(100+rng.IntN(800))*time.Millisecond, func(line string) {
+				if i, err := strconv.Atoi(strings.TrimPrefix(line, "W ")); err == nil {
+					closed[i] = true
+				}
+			})
+		st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("reopen after SIGKILL: %v", err)
+		}
+		w, err := st.Workspace(ctx, "crash")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range closed {
+			b, err := w.ReadFile(ctx, fmt.Sprintf("f%06d", i))
+			if err != nil || !bytes.Equal(b, crashContent(i)) {
+				t.Fatalf("file %d was closed (acknowledged) before the kill: %d bytes, %v", i, len(b), err)
+			}
+		}
+		r, err := st.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Clean() {
+			t.Fatalf("store after SIGKILL is damaged: %+v", r.Problems)
+		}
+		st.Close()
+	}
+	t.Logf("%d closed files checked after 6 kills", len(closed))
 }

@@ -168,9 +168,12 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		return nil, err
 	}
 	s.kv = kv.New(s.meta, kv.Options{Seed: set.seed, CacheBytes: opts.CacheBytes})
+	// New chunks wait for the disk together, once per metadata commit
+	// (vfs syncs them before it), not each at its put
+	// (docs/decisions/021).
 	s.content = content.New(content.Options{
 		Blobs: s.blobs, Meta: s.meta, Params: set.chunker,
-		InlineMax: set.inlineMax, CacheBytes: opts.CacheBytes,
+		InlineMax: set.inlineMax, CacheBytes: opts.CacheBytes, Defer: true,
 	})
 	if err := gc.Recover(ctx, s.gcDeps()); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

@@ -1,8 +1,9 @@
 // Package bench holds benchmark scripts that compare forkspace with other
-// tools side by side (fork-vs-cp.sh; doors.sh: the S3 door with rclone
+// tools side by side (fork-vs-cp.sh; import-vs-cp.sh: import against cp -a
+// and export against tar; doors.sh: the S3 door with rclone
 // against rclone's local backend), the memory of a FUSE daemon
 // (fuse-memory.sh), the SDKs' call latency against raw HTTP
 // (python-sdk.py, typescript-sdk.mjs) and the generators they use
-// (gentree). The Go benchmarks of each package live beside the package;
+// (gentree) and share (lib.sh). The Go benchmarks of each package live beside the package;
 // results are collected in docs/benchmarks.md.
 package bench

@@ -28,26 +28,11 @@ fs="$work/forkspace"
 echo "importing into a workspace (not timed)..." >&2
 "$fs" import -w base "$work/tree" >/dev/null
 
-# median of three runs of a command, in milliseconds; $1 is a label, the
-# rest the command; {} in the command is replaced by the run number.
-median_ms() {
-  local label=$1; shift
-  local times=()
-  for run in 1 2 3; do
-    local cmd=("${@//\{\}/$run}")
-    sync
-    local t0 t1
-    t0=$(date +%s%N)
-    "${cmd[@]}" >/dev/null
-    t1=$(date +%s%N)
-    times+=($(( (t1 - t0) / 1000000 )))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n 2p
-}
+source bench/lib.sh
 
-fork_ms=$(median_ms fork "$fs" workspace fork base copy-{})
-cp_ms=$(median_ms cp cp -a "$work/tree" "$work/cp-{}")
-reflink_ms=$(median_ms reflink cp -a --reflink=auto "$work/tree" "$work/reflink-{}")
+fork_ms=$(median_ms "$fs" workspace fork base copy-{})
+cp_ms=$(median_ms cp -a "$work/tree" "$work/cp-{}")
+reflink_ms=$(median_ms cp -a --reflink=auto "$work/tree" "$work/reflink-{}")
 
 printf '\n%-28s %10s %12s\n' "operation ($files files)" "median ms" "vs fork"
 printf '%-28s %10d %12s\n' "forkspace workspace fork" "$fork_ms" "1.0x"

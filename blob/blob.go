@@ -56,3 +56,17 @@ type Info struct {
 	Size    int64
 	ModTime time.Time
 }
+
+// Deferred is implemented by stores that can leave a blob's bytes in the
+// operating system's cache until a durability barrier, so that writing
+// many blobs waits for the disk once instead of once per blob
+// (docs/decisions/021).
+type Deferred interface {
+	// PutDeferred stores data under id like Put, except that when it
+	// returns the blob survives the death of the process, not yet a
+	// power loss: that takes a Sync.
+	PutDeferred(ctx context.Context, id cas.Hash, data []byte) error
+	// Sync makes every blob stored before the call durable, whoever
+	// stored it.
+	Sync(ctx context.Context) error
+}

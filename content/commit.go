@@ -204,7 +204,7 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 					continue
 				}
 				is.add(id)
-				if err := s.opts.Blobs.Put(ctx, *j.hash, j.data); err != nil {
+				if err := s.put(ctx, *j.hash, j.data); err != nil {
 					cancel(fmt.Errorf("put chunk %s: %w", j.hash.Short(), err))
 				}
 			}

@@ -52,6 +52,12 @@ type Options struct {
 	// SpillBytes is how many dirty bytes a Draft buffers in memory before
 	// moving them to an unlinked temp file (default 64 MiB).
 	SpillBytes int64
+	// Defer puts new chunks with blob.Deferred.PutDeferred when Blobs has
+	// it: when a commit returns they survive the death of the process, a
+	// power loss only after Store.Sync, which the caller must run before
+	// it commits metadata referencing them (docs/decisions/021). Without
+	// Defer each chunk is durable when its put returns.
+	Defer bool
 }
 
 // withDefaults returns o with zero fields replaced by defaults, or an error
@@ -92,16 +98,42 @@ func (o Options) Validate() error {
 
 // Store reads and writes file contents. It is safe for concurrent use.
 type Store struct {
-	opts  Options
-	err   error // invalid options: every operation fails with it
-	cache *cache
+	opts     Options
+	err      error // invalid options: every operation fails with it
+	cache    *cache
+	deferred blob.Deferred // Blobs, when Options.Defer and it defers
 }
 
 // New returns a Store. Invalid options (see Options.Validate) do not panic:
 // every operation of the returned Store fails with the validation error.
 func New(opts Options) *Store {
 	o, err := opts.withDefaults()
-	return &Store{opts: o, err: err, cache: newCache(o.CacheBytes)}
+	s := &Store{opts: o, err: err, cache: newCache(o.CacheBytes)}
+	if d, ok := o.Blobs.(blob.Deferred); ok && o.Defer {
+		s.deferred = d
+	}
+	return s
+}
+
+// Sync makes every chunk put so far durable: the barrier that must
+// precede a metadata commit referencing them (see Options.Defer). Without
+// deferred puts it does nothing.
+func (s *Store) Sync(ctx context.Context) error {
+	if s.deferred == nil {
+		return nil
+	}
+	if err := s.deferred.Sync(ctx); err != nil {
+		return fmt.Errorf("sync content: %w", err)
+	}
+	return nil
+}
+
+// put stores one new chunk, deferred when configured.
+func (s *Store) put(ctx context.Context, h cas.Hash, data []byte) error {
+	if s.deferred != nil {
+		return s.deferred.PutDeferred(ctx, h, data)
+	}
+	return s.opts.Blobs.Put(ctx, h, data)
 }
 
 // Write stores data as a whole new file (a shortcut for a draft over an

@@ -14,7 +14,10 @@
 //     range of at least Params.MinSize bytes that was never written (past
 //     the old end of file, or a hole of the base); it costs nothing. Data
 //     runs are chunked with package chunk; new chunks are hashed and put to
-//     the blob store by two workers before Commit returns.
+//     the blob store by two workers before Commit returns. With
+//     Options.Defer the puts do not wait for the disk; the caller runs
+//     Store.Sync before the metadata commit that names the chunks
+//     (docs/decisions/021).
 //
 // Commit reuses base chunks without reading them wherever fresh chunking
 // would reproduce them: a base chunk whose bytes are untouched starts where

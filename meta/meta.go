@@ -284,3 +284,20 @@ type Staged struct {
 type IntegrityChecker interface {
 	CheckIntegrity(ctx context.Context) error
 }
+
+// Syncer is implemented by stores whose committed Updates survive the
+// death of the process at once but a power loss only after a barrier
+// (sqlitemeta: synchronous=NORMAL). Sync makes every Update committed
+// before the call durable. A store without it is durable at commit.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// Sync makes the Updates s committed so far durable: s.Sync when s is a
+// Syncer, else nothing (its commits already are).
+func Sync(ctx context.Context, s Store) error {
+	if y, ok := s.(Syncer); ok {
+		return y.Sync(ctx)
+	}
+	return nil
+}

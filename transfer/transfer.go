@@ -23,16 +23,23 @@ func ImportDir(ctx context.Context, dst *vfs.FS, dstPath, srcDir string, opts Op
 }
 
 // importInto copies src into directory dstPath of dst in one vfs batch,
-// so the import lands whole or not at all.
+// so the import lands whole or not at all, and returns once it survives a
+// power loss: the batch's chunks are written without waiting for the disk
+// and synced together before its one metadata commit, which Sync then
+// makes durable (docs/decisions/021).
 func importInto(ctx context.Context, dst *vfs.FS, dstPath string, src source, opts Options) error {
 	const op = "import"
-	return dst.Batch(ctx, func(b *vfs.FS) error {
+	err := dst.Batch(ctx, func(b *vfs.FS) error {
 		sink, err := newWSSink(ctx, b, dstPath)
 		if err != nil {
 			return errorAt(op, dstPath, err)
 		}
 		return run(ctx, op, src, sink, opts)
 	})
+	if err != nil {
+		return err
+	}
+	return dst.Sync(ctx)
 }
 
 // ImportTar extracts the tar stream r (plain or gzip, detected by its

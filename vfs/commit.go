@@ -158,6 +158,14 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 		intents = append(intents, req.intents...)
 		also = append(also, req.also...)
 	}
+	// The chunks the batch references must be durable before metadata
+	// naming them can be: their puts did not wait for the disk, so the
+	// whole batch waits for it once here (docs/decisions/021).
+	if len(intents) > 0 {
+		if err := f.d.Content.Sync(ctx); err != nil {
+			return fmt.Errorf("commit mutation: %w", err)
+		}
+	}
 	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
 		if len(inline) > 0 {
 			if err := tx.PutInline(inline); err != nil {

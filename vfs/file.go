@@ -477,17 +477,23 @@ func (h *File) truncate(size int64) error {
 	return nil
 }
 
-// Sync commits the handle's buffered writes: new chunks go to the blob
-// store, then one metadata transaction records the manifest, size, times
-// and usage. When Sync returns nil the data survives a crash. A failed Sync
-// (quota, I/O) commits nothing and keeps the data buffered for a retry; on
-// a poisoned handle Sync fails with the write failure.
+// Sync commits the handle's buffered writes like Close, then waits for the
+// disk: when Sync returns nil the file's data and everything committed
+// before survive a power loss (the store's durability barrier, meta.Sync;
+// docs/decisions/021). A failed Sync (quota, I/O) keeps the data buffered
+// for a retry; on a poisoned handle Sync fails with the write failure.
 func (h *File) Sync() error {
 	if err := h.beginWrite("sync"); err != nil {
 		return err
 	}
 	defer h.mu.Unlock()
-	return h.sync()
+	if err := h.sync(); err != nil {
+		return err
+	}
+	if err := meta.Sync(h.ctx, h.fs.d.Meta); err != nil {
+		return h.pathErr("sync", err)
+	}
+	return nil
 }
 
 func (h *File) sync() error {
@@ -532,8 +538,12 @@ func (h *File) sync() error {
 	return nil
 }
 
-// Close commits buffered writes like Sync and releases the handle. The
-// handle is closed even when the commit fails; the error is returned and
+// Close commits buffered writes and releases the handle: new chunks go to
+// the blob store, then one metadata transaction records the manifest,
+// size, times and usage. When Close returns nil the data survives the
+// death of the process (it is in the operating system); a power loss only
+// after a Sync (docs/decisions/021). The handle is closed even when the
+// commit fails; the error is returned and
 // nothing of the failed commit is recorded. A poisoned handle commits
 // nothing and returns its write failure. A second Close is fs.ErrClosed.
 func (h *File) Close() error {

@@ -352,3 +352,14 @@ func (f *FS) allocIno(ctx context.Context) (uint64, error) {
 	f.inoNext++
 	return ino, nil
 }
+
+// Sync waits for the disk: when it returns nil every change committed
+// before the call, to any workspace of the store, survives a power loss
+// (meta.Sync: the blobs' barrier, then the metadata's; docs/decisions/021).
+// Committed changes survive the death of the process without it.
+func (f *FS) Sync(ctx context.Context) error {
+	if err := meta.Sync(ctx, f.d.Meta); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}

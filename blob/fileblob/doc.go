@@ -19,8 +19,15 @@
 // durable when Put returns, even across a power cut. Concurrent Puts of one
 // blob each write their own temp file; the renames replace identical bytes.
 // Put of a blob already present with the right size rewrites nothing; it
-// only syncs the leaf directory, since the writer that created the file may
-// not have synced it yet. A present file of the wrong size is replaced.
+// only syncs the file and its leaf directory, since the writer that
+// created the file may not have synced them yet. A present file of the wrong size is replaced.
+//
+// PutDeferred (blob.Deferred) writes and renames the same way without
+// the fsyncs, after asking the kernel to start writing the file back: the
+// blob survives the death of the process when it returns, and a power cut
+// once Sync has fsynced it and its leaf directory. Sync fsyncs every file
+// deferred before it (8 at a time) and then each leaf directory once; a
+// blob deleted meanwhile is skipped (docs/decisions/021).
 //
 // A writer that crashes leaves its temp file behind. Open removes temp
 // files older than StaleTemp (one minute): a live writer finishes a chunk

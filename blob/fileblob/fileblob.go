@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +19,10 @@ import (
 	"github.com/forkspace/forkspace/errdefs"
 )
 
-var _ blob.Store = (*Store)(nil)
+var (
+	_ blob.Store    = (*Store)(nil)
+	_ blob.Deferred = (*Store)(nil)
+)
 
 // StaleTemp is the age past which Open deletes a temp file as abandoned.
 const StaleTemp = time.Minute
@@ -31,6 +36,13 @@ type Store struct {
 	closed atomic.Bool
 	// dirs caches leaf directories known to exist (key: "ab/cd").
 	dirs sync.Map
+
+	// unsynced are the files PutDeferred stored since the last Sync took
+	// them; syncing serializes Syncs, so that a Sync returns only after
+	// the files an earlier, still running Sync took are durable too.
+	mu       sync.Mutex
+	unsynced []string
+	syncing  sync.Mutex
 }
 
 // Open returns a Store over dir, creating dir if needed, and removes stale
@@ -85,28 +97,51 @@ func (s *Store) check(ctx context.Context, op string, id cas.Hash) error {
 
 // Put stores data under id durably (see the package documentation).
 func (s *Store) Put(ctx context.Context, id cas.Hash, data []byte) error {
+	return s.put(ctx, id, data, true)
+}
+
+// PutDeferred stores data under id without waiting for the disk: the file
+// is written, its writeback started, and renamed into place, and it joins
+// the files the next Sync makes durable.
+func (s *Store) PutDeferred(ctx context.Context, id cas.Hash, data []byte) error {
+	return s.put(ctx, id, data, false)
+}
+
+func (s *Store) put(ctx context.Context, id cas.Hash, data []byte, durable bool) error {
 	if err := s.check(ctx, "put", id); err != nil {
 		return err
 	}
 	final := s.Path(id)
 	if info, err := os.Stat(final); err == nil && info.Size() == int64(len(data)) {
 		// Another writer may have renamed it into place without having
-		// synced the directory yet: sync it before promising durability.
-		if err := syncDir(filepath.Dir(final)); err != nil {
-			return fmt.Errorf("put blob %s: %w", id, err)
+		// synced it yet: sync it (or have Sync do so) before promising
+		// durability.
+		if !durable {
+			s.addUnsynced(final)
+			return nil
 		}
-		return nil
+		err := syncFile(final)
+		if err == nil {
+			err = syncDir(filepath.Dir(final))
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			if err != nil {
+				return fmt.Errorf("put blob %s: %w", id, err)
+			}
+			return nil
+		}
+		// A Delete took it meanwhile: write it again.
 	}
 	if err := s.ensureDir(id); err != nil {
 		return fmt.Errorf("put blob %s: %w", id, err)
 	}
-	if err := s.writeTemp(final, id, data); err != nil {
+	if err := s.writeTemp(final, id, data, durable); err != nil {
 		return fmt.Errorf("put blob %s: %w", id, err)
 	}
 	return nil
 }
 
-func (s *Store) writeTemp(final string, id cas.Hash, data []byte) error {
+func (s *Store) writeTemp(final string, id cas.Hash, data []byte, durable bool) error {
 	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), id.String()+"-*")
 	if err != nil {
 		return err
@@ -114,7 +149,11 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte) error {
 	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Sync()
+		if durable {
+			err = f.Sync()
+		} else {
+			startWriteback(f)
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -126,7 +165,86 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte) error {
 		_ = os.Remove(tmp)
 		return err
 	}
+	if !durable {
+		s.addUnsynced(final)
+		return nil
+	}
 	return syncDir(filepath.Dir(final))
+}
+
+// addUnsynced adds a blob file to those the next Sync makes durable.
+func (s *Store) addUnsynced(path string) {
+	s.mu.Lock()
+	s.unsynced = append(s.unsynced, path)
+	s.mu.Unlock()
+}
+
+// syncWorkers is how many files Sync fsyncs at once: the disk serves
+// concurrent flushes together.
+const syncWorkers = 8
+
+// Sync makes every blob PutDeferred stored before the call durable: each
+// file, then each leaf directory holding one, is fsynced. A file deleted
+// meanwhile (garbage collection) is skipped. After a failure the files
+// stay in the set, for the next Sync to retry.
+func (s *Store) Sync(ctx context.Context) error {
+	if s.closed.Load() {
+		return fmt.Errorf("sync blobs: %w", fs.ErrClosed)
+	}
+	s.syncing.Lock()
+	defer s.syncing.Unlock()
+	s.mu.Lock()
+	files := s.unsynced
+	s.unsynced = nil
+	s.mu.Unlock()
+	if len(files) == 0 {
+		return nil
+	}
+	dirs := map[string]struct{}{}
+	for _, f := range files {
+		dirs[filepath.Dir(f)] = struct{}{}
+	}
+	err := syncAll(ctx, files, syncFile)
+	if err == nil {
+		err = syncAll(ctx, slices.Collect(maps.Keys(dirs)), syncDir)
+	}
+	if err != nil {
+		s.mu.Lock()
+		s.unsynced = append(s.unsynced, files...)
+		s.mu.Unlock()
+		return fmt.Errorf("sync blobs: %w", err)
+	}
+	return nil
+}
+
+// syncAll runs sync on every path with syncWorkers goroutines; a path
+// that no longer exists is skipped.
+func syncAll(ctx context.Context, paths []string, sync func(string) error) error {
+	next := make(chan string)
+	errs := make(chan error, syncWorkers)
+	for range syncWorkers {
+		go func() {
+			var first error
+			for p := range next {
+				if err := sync(p); err != nil && first == nil && !errors.Is(err, fs.ErrNotExist) {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	var err error
+	for _, p := range paths {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- p
+	}
+	close(next)
+	for range syncWorkers {
+		err = errors.Join(err, <-errs)
+	}
+	return err
 }
 
 // renameIn renames tmp to final, the file of id, creating its directories
@@ -197,6 +315,19 @@ func (s *Store) mkdirs(dirs ...string) error {
 		}
 	}
 	return nil
+}
+
+// syncFile fsyncs the file at path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func syncDir(dir string) error {

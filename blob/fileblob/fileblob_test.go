@@ -267,3 +267,72 @@ func TestPutRacesShardRemoval(t *testing.T) {
 		t.Fatalf("lost a blob: %v", err)
 	}
 }
+
+// TestPutDeferred: a deferred put is readable at once, in its final
+// place, with nothing left in tmp/; Sync makes it durable, skips a blob
+// deleted meanwhile, does nothing when nothing is pending, and fails
+// after Close; a deferred put of a present blob rewrites nothing.
+func TestPutDeferred(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := open(t, dir)
+	a, b := []byte("deferred blob a"), []byte("deferred blob b")
+	ha, hb := cas.Sum(a), cas.Sum(b)
+	for _, d := range [][]byte{a, b, a} {
+		if err := s.PutDeferred(ctx, cas.Sum(d), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for h, want := range map[cas.Hash][]byte{ha: a, hb: b} {
+		got, err := s.Get(ctx, h, 0, -1)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("get %s before Sync: %q, %v", h.Short(), got, err)
+		}
+	}
+	if tmp, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(tmp) != 0 {
+		t.Fatalf("tmp/ holds %d files after deferred puts", len(tmp))
+	}
+	if err := s.Delete(ctx, hb); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync with a deleted blob pending: %v", err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync with nothing pending: %v", err)
+	}
+	if got, err := s.Get(ctx, ha, 0, -1); err != nil || !bytes.Equal(got, a) {
+		t.Fatalf("get after Sync: %q, %v", got, err)
+	}
+	s.Close()
+	if err := s.Sync(ctx); !errors.Is(err, fs.ErrClosed) {
+		t.Fatalf("sync after Close: %v, want fs.ErrClosed", err)
+	}
+}
+
+// TestSyncConcurrent: concurrent deferred puts and Syncs; each Sync
+// returns only when the blobs put before it are synced (no error, no
+// race; run with -race).
+func TestSyncConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, t.TempDir())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 20 {
+				d := []byte(strings.Repeat("x", g*100+i+1))
+				if err := s.PutDeferred(ctx, cas.Sum(d), d); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%5 == 4 {
+					if err := s.Sync(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -29,7 +29,9 @@
 // roll back the last transactions committed before the next WAL checkpoint
 // (the file stays consistent); that is the price of not calling fsync on
 // every commit. Checkpoints, which do fsync, run on a background goroutine
-// (checkpoint.go) rather than inside a COMMIT.
+// (checkpoint.go) rather than inside a COMMIT. Store.Sync (meta.Syncer)
+// fsyncs the WAL: every transaction committed before it then survives a
+// power loss too (file fsync in vfs, docs/decisions/021).
 //
 // Writes: puts of many rows use multi-row INSERTs (multirow.go), at most
 // seven prepared statements per table.

@@ -67,3 +67,27 @@ func BenchmarkStaged(b *testing.B)     { metatest.BenchmarkStaged(b, benchOpen) 
 func BenchmarkView(b *testing.B)       { metatest.BenchmarkView(b, benchOpen) }
 func BenchmarkUpdateRows(b *testing.B) { metatest.BenchmarkUpdateRows(b, benchOpen) }
 func BenchmarkPutNodes(b *testing.B)   { metatest.BenchmarkPutNodes(b, benchOpen) }
+
+// TestSync: Sync makes committed transactions durable (fsyncs the WAL);
+// it works on a store with and without a WAL and fails after Close.
+func TestSync(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync of a fresh store: %v", err)
+	}
+	if err := s.Update(ctx, func(tx meta.Tx) error {
+		_, err := tx.Allocate("sync-test", 1)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync after a commit: %v", err)
+	}
+	var _ meta.Syncer = s
+	s.Close()
+	if err := s.Sync(ctx); !errors.Is(err, fs.ErrClosed) {
+		t.Fatalf("sync after Close: %v, want fs.ErrClosed", err)
+	}
+}
