@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,34 +26,95 @@ import (
 var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
 
 // get fetches u and discards the body, sending hdr (name, value pairs).
-func get(b *testing.B, u string, hdr ...string) {
+func get(u string, hdr ...string) error {
 	req, err := http.NewRequest("GET", u, nil)
-	must(b, err)
+	if err != nil {
+		return err
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := benchClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		b.Fatalf("GET %s: %d", u, resp.StatusCode)
-	}
+	return do(req)
 }
 
 // put uploads size bytes of body to u.
-func put(b *testing.B, u string, body io.Reader, size int64) {
+func put(u string, body io.Reader, size int64) error {
 	req, err := http.NewRequest("PUT", u, body)
-	must(b, err)
+	if err != nil {
+		return err
+	}
 	req.ContentLength = size
+	return do(req)
+}
+
+// do sends req with benchClient and wants 200.
+func do(req *http.Request) error {
 	resp, err := benchClient.Do(req)
-	must(b, err)
+	if err != nil {
+		return err
+	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		b.Fatalf("PUT %s: %d", u, resp.StatusCode)
+		return fmt.Errorf("%s %s: %d", req.Method, req.URL, resp.StatusCode)
+	}
+	return nil
+}
+
+// side is one side of a side-by-side benchmark: a call to the REST API
+// or to the plain server.
+type side struct {
+	name string
+	call func() error
+}
+
+// Side-by-side benchmarks take turns: the sides run one after the other
+// in short slices, many times, so that the shared machine's changing
+// load does not favour one side (sub-benchmarks run seconds apart did
+// differ by 2x from run to run).
+const (
+	turns = 10
+	slice = 300 * time.Millisecond
+)
+
+// throughput runs clients concurrent callers of each side in turn and
+// reports each side's calls/s (NAME-calls/s) and each side's ratio to
+// the last one, the baseline (NAME/BASE).
+func throughput(b *testing.B, clients int, sides ...side) {
+	calls := make([]int64, len(sides))
+	spent := make([]time.Duration, len(sides))
+	for range turns {
+		for i, sd := range sides {
+			var n atomic.Int64
+			start := time.Now()
+			stop := start.Add(slice)
+			var wg sync.WaitGroup
+			for range clients {
+				wg.Go(func() {
+					for time.Now().Before(stop) {
+						if err := sd.call(); err != nil {
+							b.Error(err)
+							return
+						}
+						n.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			calls[i] += n.Load()
+			spent[i] += time.Since(start)
+		}
+	}
+	if b.Failed() {
+		b.FailNow()
+	}
+	rate := func(i int) float64 { return float64(calls[i]) / spent[i].Seconds() }
+	base := len(sides) - 1
+	for i, sd := range sides {
+		b.ReportMetric(rate(i), sd.name+"-calls/s")
+		if i != base {
+			b.ReportMetric(rate(i)/rate(base), sd.name+"/"+sides[base].name)
+		}
 	}
 }
 
@@ -82,7 +142,8 @@ func plainServer(b *testing.B, dir string) string {
 
 // BenchmarkSmallFile: stat and read of a 1 KiB file by 32 concurrent
 // clients, through the REST API (without tokens, and behind them with a
-// read-only token) and from a plain Go file server.
+// read-only token) and from a plain Go file server, taking turns (run
+// with -benchtime=1x).
 func BenchmarkSmallFile(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
@@ -100,26 +161,16 @@ func BenchmarkSmallFile(b *testing.B) {
 	dir := b.TempDir()
 	must(b, os.WriteFile(filepath.Join(dir, "small.txt"), data, 0o644))
 	plain := plainServer(b, dir)
-	for _, c := range []struct {
-		name, url string
-		hdr       []string
-	}{
-		{"rest-stat", e.url + "/v1/workspaces/w/stat/small.txt", nil},
-		{"rest-read", e.url + "/v1/workspaces/w/files/small.txt", nil},
-		{"rest-stat-token", authed + "/v1/workspaces/w/stat/small.txt", bearer},
-		{"rest-read-token", authed + "/v1/workspaces/w/files/small.txt", bearer},
-		{"plain-read", plain + "/small.txt", nil},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetParallelism(32 / max(1, runtimeProcs()))
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					get(b, c.url, c.hdr...)
-				}
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
-		})
+	fetch := func(name, u string, hdr ...string) side {
+		return side{name, func() error { return get(u, hdr...) }}
+	}
+	for b.Loop() {
+		throughput(b, 32,
+			fetch("rest-stat", e.url+"/v1/workspaces/w/stat/small.txt"),
+			fetch("rest-read", e.url+"/v1/workspaces/w/files/small.txt"),
+			fetch("rest-stat-token", authed+"/v1/workspaces/w/stat/small.txt", bearer...),
+			fetch("rest-read-token", authed+"/v1/workspaces/w/files/small.txt", bearer...),
+			fetch("plain-read", plain+"/small.txt"))
 	}
 }
 
@@ -147,7 +198,7 @@ func BenchmarkLargeFile(b *testing.B) {
 		f, err := os.Open(src)
 		must(b, err)
 		defer f.Close()
-		put(b, u, f, size)
+		must(b, put(u, f, size))
 	}
 	for _, c := range []struct {
 		name string
@@ -168,8 +219,8 @@ func BenchmarkLargeFile(b *testing.B) {
 			_, err = io.Copy(io.Discard, d)
 			must(b, errors.Join(err, d.Close()))
 		}},
-		{"rest-download", func(b *testing.B) { get(b, e.url+"/v1/workspaces/w/files/big.bin") }},
-		{"plain-download", func(b *testing.B) { get(b, plain+"/big.bin") }},
+		{"rest-download", func(b *testing.B) { must(b, get(e.url+"/v1/workspaces/w/files/big.bin")) }},
+		{"plain-download", func(b *testing.B) { must(b, get(plain+"/big.bin")) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(size)
@@ -207,8 +258,6 @@ func (randReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
-
 // latencies collects the durations of calls, safe for concurrent use.
 type latencies struct {
 	mu sync.Mutex
@@ -232,7 +281,8 @@ func (l *latencies) report(b *testing.B, prefix string) {
 }
 
 // BenchmarkSmallUploads: uploads of new 1 KiB files by 8 concurrent
-// clients, through the REST API and to a plain Go server.
+// clients, through the REST API and to a plain Go server, taking turns
+// (run with -benchtime=1x).
 func BenchmarkSmallUploads(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
@@ -242,26 +292,18 @@ func BenchmarkSmallUploads(b *testing.B) {
 	plain := plainServer(b, b.TempDir())
 	data := bytes.Repeat([]byte("x"), 1024)
 	var n atomic.Int64
-	for _, c := range []struct{ name, url string }{
-		{"rest", e.url + "/v1/workspaces/w/files/up/"},
-		{"plain", plain + "/"},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetParallelism(8 / max(1, runtimeProcs()))
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					put(b, fmt.Sprintf("%sf%d", c.url, n.Add(1)), bytes.NewReader(data), int64(len(data)))
-				}
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "files/s")
-		})
+	upload := func(name, u string) side {
+		return side{name, func() error { return put(fmt.Sprintf("%sf%d", u, n.Add(1)), bytes.NewReader(data), int64(len(data))) }}
+	}
+	for b.Loop() {
+		throughput(b, 8, upload("rest", e.url+"/v1/workspaces/w/files/up/"), upload("plain", plain+"/"))
 	}
 }
 
 // BenchmarkListDir: one page of a directory of 10,000 files (the first
 // 1,000 by default, and all 10,000), through the REST API, against a
-// plain Go file server's listing of a directory of as many files.
+// plain Go file server's listing of a directory of as many files; each
+// iteration lists once from each, in turn.
 func BenchmarkListDir(b *testing.B) {
 	const files = 10000
 	e := newEnv(b)
@@ -282,19 +324,20 @@ func BenchmarkListDir(b *testing.B) {
 	_, err = e.local.ImportTar(ctx, "w", ".", &archive)
 	must(b, err)
 	plain := plainServer(b, dir)
-	for _, c := range []struct{ name, url string }{
-		{"rest-page-1000", e.url + "/v1/workspaces/w/dir/d"},
-		{"rest-page-10000", e.url + "/v1/workspaces/w/dir/d?limit=10000"},
-		{"plain-10000", plain + "/"},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			var lat latencies
-			for b.Loop() {
-				t0 := time.Now()
-				get(b, c.url)
-				lat.add(time.Since(t0))
-			}
-			lat.report(b, "")
-		})
+	urls := []struct{ name, url string }{
+		{"rest-page-1000-", e.url + "/v1/workspaces/w/dir/d"},
+		{"rest-page-10000-", e.url + "/v1/workspaces/w/dir/d?limit=10000"},
+		{"plain-10000-", plain + "/"},
+	}
+	lat := make([]latencies, len(urls))
+	for b.Loop() {
+		for i, u := range urls {
+			t0 := time.Now()
+			must(b, get(u.url))
+			lat[i].add(time.Since(t0))
+		}
+	}
+	for i, u := range urls {
+		lat[i].report(b, u.name)
 	}
 }
