@@ -95,6 +95,12 @@ func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off in
 	if !ok {
 		return nil, syscall.EBADF
 	}
+	// What other descriptors wrote is visible to this one at once, as
+	// POSIX has it: their writes are committed first (git's index-pack
+	// reads the pack it is writing through descriptors of its own).
+	if err := n.syncWriters(h); err != nil {
+		return nil, n.w.errno("read", err)
+	}
 	k, err := h.f.ReadAt(dest, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, n.w.errno("read", err)

@@ -373,9 +373,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	ctx = n.w.ctx(ctx)
-	h, _ := fh.(*handle)
+	// A handle that has written knows the file's size, writes not
+	// committed yet included; another descriptor's would not.
+	h := n.writer()
 	if h == nil {
-		h = n.writer()
+		h, _ = fh.(*handle)
 	}
 	if h != nil {
 		fi, err := h.f.Stat()
@@ -413,12 +415,13 @@ func (n *node) writer() *handle {
 	return nil
 }
 
-// syncWriters commits the writes of n's open handles.
-func (n *node) syncWriters() error {
+// syncWriters commits the writes of n's open handles but except (nil:
+// all of them).
+func (n *node) syncWriters(except *handle) error {
 	n.mu.Lock()
 	hs := make([]*handle, 0, len(n.open))
 	for h := range n.open {
-		if h.wrote.Load() {
+		if h != except && h.wrote.Load() {
 			hs = append(hs, h)
 		}
 	}
@@ -480,7 +483,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	if (aok || mok) && perr == nil {
 		// Commit open writes first, so their commit's mtime does not
 		// override the one set here (cp -p sets times before closing).
-		if err := n.syncWriters(); err != nil {
+		if err := n.syncWriters(nil); err != nil {
 			return n.w.errno("sync", err)
 		}
 		if err := fsys.Lchtimes(ctx, p, atime, mtime); err != nil {

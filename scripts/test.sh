@@ -77,7 +77,8 @@ fi
 # fails it.
 need node nodejs
 # mount/gitmount: test repositories are built with git and served by
-# git http-backend; with CI=true the tests fail when git is missing.
+# git http-backend; fusefs: git clones, commits and gc's on a mount;
+# with CI=true the tests fail when git is missing.
 need git
 
 # mount/s3mount (write-back), blob/s3blob (blobtest, faults) and the CLI's
