@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forkspace/forkspace/audit"
@@ -179,10 +180,11 @@ func (s *Server) send(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 
 // frames shares the encoding of recent events between the streams that
 // send them: each of a thousand subscribers would otherwise encode the
-// same event. Slots are chosen by sequence number; a miss encodes again.
+// same event. Slots are chosen by sequence number and read without a
+// lock (a thousand streams wake at once for each event); a miss encodes
+// again.
 type frames struct {
-	mu   sync.Mutex
-	slot [64]frame
+	slot [64]atomic.Pointer[frame]
 }
 
 // frame is the Server-Sent Events frame of one event as a stream sends
@@ -196,21 +198,16 @@ type frame struct {
 
 // of returns the frame of e: "id: SEQ\nevent: change\ndata: JSON\n\n".
 func (f *frames) of(e Event) ([]byte, error) {
-	i := uint64(e.Seq) % uint64(len(f.slot))
-	f.mu.Lock()
-	fr := f.slot[i]
-	f.mu.Unlock()
-	if fr.b != nil && fr.seq == e.Seq && fr.ws == e.Workspace {
+	slot := &f.slot[uint64(e.Seq)%uint64(len(f.slot))]
+	if fr := slot.Load(); fr != nil && fr.seq == e.Seq && fr.ws == e.Workspace {
 		return fr.b, nil
 	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	fr = frame{seq: e.Seq, ws: e.Workspace, b: fmt.Appendf(nil, "id: %d\nevent: change\ndata: %s\n\n", e.Seq, data)}
-	f.mu.Lock()
-	f.slot[i] = fr
-	f.mu.Unlock()
+	fr := &frame{seq: e.Seq, ws: e.Workspace, b: fmt.Appendf(nil, "id: %d\nevent: change\ndata: %s\n\n", e.Seq, data)}
+	slot.Store(fr)
 	return fr.b, nil
 }
 
