@@ -10,12 +10,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/transfer"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -28,7 +30,7 @@ import (
 const crashEnv = "FORKSPACE_CRASH_WRITER"
 
 func TestMain(m *testing.M) {
-	for env, writer := range map[string]func(string) error{crashEnv: crashWriter, mergeCrashEnv: mergeCrashWriter, closeCrashEnv: closeCrashWriter} {
+	for env, writer := range map[string]func(string) error{crashEnv: crashWriter, mergeCrashEnv: mergeCrashWriter, closeCrashEnv: closeCrashWriter, importCrashEnv: importCrashWriter} {
 		if spec := os.Getenv(env); spec != "" {
 			if err := writer(spec); err != nil {
 				fmt.Fprintln(os.Stderr, "crash writer:", err)
@@ -315,6 +317,28 @@ func closeCrashWriter(spec string) error {
 // clean.
 func TestCrashAfterClose(t *testing.T) {
 	ctx := context.Background()
+	n := killRounds(t, 6, 40, func(dir string, round int) string {
+		return fmt.Sprintf("%s=%s:%d", closeCrashEnv, dir, round*100_000)
+	}, "W ", func(w *forkspace.Workspace, closed map[int]bool) {
+		for i := range closed {
+			b, err := w.ReadFile(ctx, fmt.Sprintf("f%06d", i))
+			if err != nil || !bytes.Equal(b, crashContent(i)) {
+				t.Fatalf("file %d was closed (acknowledged) before the kill: %d bytes, %v", i, len(b), err)
+			}
+		}
+	})
+	t.Logf("%d closed files checked after 6 kills", n)
+}
+
+// killRounds runs a crash writer (env(dir, round) selects it and its
+// arguments) rounds times on a store with an empty workspace "crash",
+// killing it after up to maxAcks acknowledgements (lines starting with
+// prefix and a number) or a random delay; after each kill it reopens the
+// store, calls verify with every number acknowledged so far, and checks
+// that the store is clean. It returns how many were acknowledged.
+func killRounds(t *testing.T, rounds, maxAcks int, env func(dir string, round int) string, prefix string, verify func(*forkspace.Workspace, map[int]bool)) int {
+	t.Helper()
+	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
 	if err != nil {
@@ -322,15 +346,14 @@ func TestCrashAfterClose(t *testing.T) {
 	}
 	mustCreate(t, st, "crash")
 	st.Close()
-	closed := map[int]bool{}
+	acked := map[int]bool{}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	for round := range 6 {
-		runKilled(t, fmt.Sprintf("%s=%s:%d", closeCrashEnv, dir, round*100_000), 3+rng.IntN(40),
-			time.Duration(100+rng.IntN(800))*time.Millisecond, func(line string) {
-				if i, err := strconv.Atoi(strings.TrimPrefix(line, "W ")); err == nil {
-					closed[i] = true
-				}
-			})
+	for round := range rounds {
+		runKilled(t, env(dir, round), 1+rng.IntN(maxAcks), time.Duration(100+rng.IntN(900))*time.Millisecond, func(line string) {
+			if i, err := strconv.Atoi(strings.TrimPrefix(line, prefix)); err == nil {
+				acked[i] = true
+			}
+		})
 		st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
 		if err != nil {
 			t.Fatalf("reopen after SIGKILL: %v", err)
@@ -339,12 +362,7 @@ func TestCrashAfterClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range closed {
-			b, err := w.ReadFile(ctx, fmt.Sprintf("f%06d", i))
-			if err != nil || !bytes.Equal(b, crashContent(i)) {
-				t.Fatalf("file %d was closed (acknowledged) before the kill: %d bytes, %v", i, len(b), err)
-			}
-		}
+		verify(w, acked)
 		r, err := st.Check(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -354,5 +372,78 @@ func TestCrashAfterClose(t *testing.T) {
 		}
 		st.Close()
 	}
-	t.Logf("%d closed files checked after 6 kills", len(closed))
+	return len(acked)
+}
+
+// importCrashEnv selects importCrashWriter: whole directory imports, each
+// one batch whose chunks are synced together before its commit.
+const importCrashEnv = "FORKSPACE_IMPORT_CRASH_WRITER"
+
+// importCrashTree writes the host tree the import crash writer imports:
+// small (inline) files and chunked ones in a few directories.
+func importCrashTree(t *testing.T) string {
+	t.Helper()
+	src := t.TempDir()
+	for i := range 60 {
+		dir := filepath.Join(src, fmt.Sprintf("d%d", i%4))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d", i)), crashContent(i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src
+}
+
+// importCrashWriter imports the tree at SRC (spec "DIR:START:SRC") under
+// a new directory imp<i> again and again, printing "I i" after each
+// import returned.
+func importCrashWriter(spec string) error {
+	rest, src, _ := strings.Cut(spec, "|")
+	w, start, err := crashWorkspace(rest, forkspace.Options{})
+	if err != nil {
+		return err
+	}
+	for i := start; ; i++ {
+		if err := transfer.ImportDir(context.Background(), w.FS, fmt.Sprintf("imp%06d", i), src, transfer.Options{}); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stdout, "I %d\n", i)
+	}
+}
+
+// TestCrashDuringImport kills a process importing directory trees at
+// random moments: every acknowledged import is whole, and an import the
+// kill interrupted is either whole or absent, never partly visible; the
+// store checks clean.
+func TestCrashDuringImport(t *testing.T) {
+	ctx := context.Background()
+	src := importCrashTree(t)
+	n := killRounds(t, 5, 6, func(dir string, round int) string {
+		return fmt.Sprintf("%s=%s:%d|%s", importCrashEnv, dir, round*100_000, src)
+	}, "I ", func(w *forkspace.Workspace, acked map[int]bool) {
+		present := map[int]bool{}
+		ents, err := w.ReadDir(ctx, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			i, _ := strconv.Atoi(strings.TrimPrefix(e.Name(), "imp"))
+			present[i] = true
+			for j := range 60 {
+				name := fmt.Sprintf("%s/d%d/f%02d", e.Name(), j%4, j)
+				b, err := w.ReadFile(ctx, name)
+				if err != nil || !bytes.Equal(b, crashContent(j)) {
+					t.Fatalf("import %d is partly visible: %s: %d bytes, %v", i, name, len(b), err)
+				}
+			}
+		}
+		for i := range acked {
+			if !present[i] {
+				t.Fatalf("import %d was acknowledged but is gone", i)
+			}
+		}
+	})
+	t.Logf("%d acknowledged imports checked after 5 kills", n)
 }

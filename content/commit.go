@@ -62,9 +62,11 @@ func (s *Store) commit(ctx context.Context, l *layout) (Manifest, []meta.Object,
 		if err != nil {
 			return Manifest{}, nil, nil, err
 		}
+		// One copy serves the metadata put and the cache: neither
+		// changes it.
 		data := bytes.Clone(v)
 		h := cas.Sum(data)
-		s.cache.add(h, bytes.Clone(data))
+		s.cache.add(h, data)
 		m := Manifest{Size: l.size, Inline: true, Extents: []Extent{{Hash: h, Size: l.size}}}
 		return m, []meta.Object{{Hash: h, Data: data}}, nil, nil
 	}

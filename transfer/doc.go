@@ -59,13 +59,19 @@
 // fails for any reason (the quota, counted over the whole import; a
 // refused entry; a damaged archive; a read error; ctx) leaves the
 // workspace exactly as it was, and a crash mid-import leaves nothing of
-// it. While an import runs, other writers of the workspace wait; readers
-// see the state before it. Exports write to the host as they go.
+// it. An import that returned survives a power loss too: its chunks are
+// written without waiting for the disk and synced in one pass before that
+// transaction, and the transaction is then fsynced (vfs.FS.Sync;
+// docs/decisions/021). While an import runs, other writers of the
+// workspace wait; readers see the state before it. Exports write to the
+// host as they go, a tar stream in 1 MiB writes. Memory grows with the
+// number of entries and the bytes of small (inline) files an import
+// holds until its commit, not with large files' bytes.
 //
 // # Streaming and progress
 //
-// File contents are streamed through fixed buffers (OpenFile and Write on
-// the workspace side), never read whole into memory. Options.Progress, when
+// Large file contents are streamed through fixed buffers (OpenFile and
+// Write on the workspace side), never read whole into memory. Options.Progress, when
 // set, is called as entries and bytes complete; totals are counted by a
 // metadata-only pre-scan for directories and workspaces and are unknown (-1)
 // for tar streams.

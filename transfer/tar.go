@@ -161,6 +161,7 @@ func checkGzipEnd(zr *gzip.Reader) error {
 // compressed if asked. Names are relative; directories end in "/"; the
 // root directory itself is not written.
 type tarSink struct {
+	bw  *bufio.Writer // batches the small writes of headers and bodies
 	tw  *tar.Writer
 	zw  *gzip.Writer
 	buf []byte
@@ -168,8 +169,14 @@ type tarSink struct {
 
 var _ sink = (*tarSink)(nil)
 
+// tarWriteBuffer is how many bytes of the stream tarSink gathers before
+// writing: a tar of small files is otherwise two or three small writes per
+// entry.
+const tarWriteBuffer = 1 << 20
+
 func newTarSink(w io.Writer, gz bool) *tarSink {
-	s := &tarSink{}
+	s := &tarSink{bw: bufio.NewWriterSize(w, tarWriteBuffer)}
+	w = s.bw
 	if gz {
 		s.zw = gzip.NewWriter(w)
 		w = s.zw
@@ -215,15 +222,18 @@ func (s *tarSink) put(_ context.Context, e *entry, body io.Reader) error {
 	return err
 }
 
-// finish completes the archive (and the gzip stream).
+// finish completes the archive (and the gzip stream) and writes what is
+// buffered.
 func (s *tarSink) finish(context.Context) error {
 	if err := s.tw.Close(); err != nil {
 		return err
 	}
 	if s.zw != nil {
-		return s.zw.Close()
+		if err := s.zw.Close(); err != nil {
+			return err
+		}
 	}
-	return nil
+	return s.bw.Flush()
 }
 
 func (s *tarSink) close() error { return nil }

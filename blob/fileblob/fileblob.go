@@ -40,9 +40,12 @@ type Store struct {
 	// unsynced are the files PutDeferred stored since the last Sync took
 	// them; syncing serializes Syncs, so that a Sync returns only after
 	// the files an earlier, still running Sync took are durable too.
-	mu       sync.Mutex
-	unsynced []string
-	syncing  sync.Mutex
+	// unsyncedDirs are directories whose new entries (leaf or shard
+	// directories PutDeferred created) the next Sync makes durable.
+	mu           sync.Mutex
+	unsynced     []string
+	unsyncedDirs []string
+	syncing      sync.Mutex
 }
 
 // Open returns a Store over dir, creating dir if needed, and removes stale
@@ -132,7 +135,7 @@ func (s *Store) put(ctx context.Context, id cas.Hash, data []byte, durable bool)
 		}
 		// A Delete took it meanwhile: write it again.
 	}
-	if err := s.ensureDir(id); err != nil {
+	if err := s.ensureDir(id, durable); err != nil {
 		return fmt.Errorf("put blob %s: %w", id, err)
 	}
 	if err := s.writeTemp(final, id, data, durable); err != nil {
@@ -159,7 +162,7 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte, durable bool) 
 		err = cerr
 	}
 	if err == nil {
-		err = s.renameIn(tmp, final, id)
+		err = s.renameIn(tmp, final, id, durable)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
@@ -169,7 +172,12 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte, durable bool) 
 		s.addUnsynced(final)
 		return nil
 	}
-	return syncDir(filepath.Dir(final))
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		return err
+	}
+	// The leaf directory may be one a deferred put created: its entry
+	// must be durable too.
+	return s.Sync(context.Background())
 }
 
 // addUnsynced adds a blob file to those the next Sync makes durable.
@@ -194,15 +202,18 @@ func (s *Store) Sync(ctx context.Context) error {
 	s.syncing.Lock()
 	defer s.syncing.Unlock()
 	s.mu.Lock()
-	files := s.unsynced
-	s.unsynced = nil
+	files, created := s.unsynced, s.unsyncedDirs
+	s.unsynced, s.unsyncedDirs = nil, nil
 	s.mu.Unlock()
-	if len(files) == 0 {
+	if len(files)+len(created) == 0 {
 		return nil
 	}
 	dirs := map[string]struct{}{}
 	for _, f := range files {
 		dirs[filepath.Dir(f)] = struct{}{}
+	}
+	for _, d := range created {
+		dirs[d] = struct{}{}
 	}
 	err := syncAll(ctx, files, syncFile)
 	if err == nil {
@@ -211,6 +222,7 @@ func (s *Store) Sync(ctx context.Context) error {
 	if err != nil {
 		s.mu.Lock()
 		s.unsynced = append(s.unsynced, files...)
+		s.unsyncedDirs = append(s.unsyncedDirs, created...)
 		s.mu.Unlock()
 		return fmt.Errorf("sync blobs: %w", err)
 	}
@@ -249,7 +261,7 @@ func syncAll(ctx context.Context, paths []string, sync func(string) error) error
 
 // renameIn renames tmp to final, the file of id, creating its directories
 // again when a Delete removed them meanwhile (they were empty).
-func (s *Store) renameIn(tmp, final string, id cas.Hash) error {
+func (s *Store) renameIn(tmp, final string, id cas.Hash, durable bool) error {
 	for range maxRetries {
 		err := os.Rename(tmp, final)
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -259,7 +271,7 @@ func (s *Store) renameIn(tmp, final string, id cas.Hash) error {
 			return err // the temp file is gone, not the directory
 		}
 		s.dirs.Delete(leafOf(id))
-		if err := s.ensureDir(id); err != nil {
+		if err := s.ensureDir(id, durable); err != nil {
 			return err
 		}
 	}
@@ -279,15 +291,15 @@ func leafOf(id cas.Hash) string {
 	return h[0:2] + "/" + h[2:4]
 }
 
-// ensureDir creates the leaf directory of id and makes its entry durable.
-func (s *Store) ensureDir(id cas.Hash) error {
+// ensureDir creates the leaf directory of id; see mkdirs for durable.
+func (s *Store) ensureDir(id cas.Hash, durable bool) error {
 	h := id.String()
 	leaf := leafOf(id)
 	if _, ok := s.dirs.Load(leaf); ok {
 		return nil
 	}
 	for range maxRetries {
-		err := s.mkdirs(h[0:2], filepath.Join(h[0:2], h[2:4]))
+		err := s.mkdirs(durable, h[0:2], filepath.Join(h[0:2], h[2:4]))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // a Delete removed the shard between the two
 		}
@@ -300,8 +312,8 @@ func (s *Store) ensureDir(id cas.Hash) error {
 }
 
 // mkdirs creates each directory that is missing, in order, and makes its
-// entry durable.
-func (s *Store) mkdirs(dirs ...string) error {
+// entry durable: at once when durable, else at the next Sync.
+func (s *Store) mkdirs(durable bool, dirs ...string) error {
 	for _, d := range dirs {
 		err := os.Mkdir(filepath.Join(s.dir, d), 0o700)
 		if errors.Is(err, fs.ErrExist) {
@@ -310,7 +322,14 @@ func (s *Store) mkdirs(dirs ...string) error {
 		if err != nil {
 			return err
 		}
-		if err := syncDir(filepath.Dir(filepath.Join(s.dir, d))); err != nil {
+		parent := filepath.Dir(filepath.Join(s.dir, d))
+		if !durable {
+			s.mu.Lock()
+			s.unsyncedDirs = append(s.unsyncedDirs, parent)
+			s.mu.Unlock()
+			continue
+		}
+		if err := syncDir(parent); err != nil {
 			return err
 		}
 	}
