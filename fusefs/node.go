@@ -279,9 +279,31 @@ func (n *node) path() (string, error) {
 }
 
 // entry adds the inode fi describes as child of n and fills out.
+// The inode the kernel already knows under that name is reused when it
+// is the same file: go-fuse keeps it over a new one anyway, and the
+// handles open on the file are tracked on it. A file an open handle has
+// written to takes its size and times from that handle, writes not
+// committed yet included: a lookup must not shrink what the kernel knows
+// of the file (git's index-pack read 0 bytes of the pack it was writing
+// once a lookup after a cache drop had reported the committed size).
 func (n *node) entry(ctx context.Context, fi fs.FileInfo, out *fuse.EntryOut) *gofs.Inode {
 	n.w.fill(fi, &out.Attr)
-	return n.NewInode(ctx, &node{w: n.w}, gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino})
+	id := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
+	in := n.GetChild(fi.Name())
+	if in == nil || in.StableAttr() != id {
+		in = n.NewInode(ctx, &node{w: n.w}, id)
+	}
+	if ch := asNode(in.Operations()); ch != nil {
+		if h := ch.writer(); h != nil {
+			if fi, err := h.f.Stat(); err == nil {
+				var a fuse.Attr
+				n.w.fill(fi, &a)
+				out.Attr.Size, out.Attr.Blocks = a.Size, a.Blocks
+				out.Attr.Mtime, out.Attr.Mtimensec, out.Attr.Ctime, out.Attr.Ctimensec = a.Mtime, a.Mtimensec, a.Ctime, a.Ctimensec
+			}
+		}
+	}
+	return in
 }
 
 // created finishes the creation of entry p in directory n: the caller
