@@ -59,6 +59,10 @@ func (d *Draft) Dirty() bool {
 	return len(d.spans) > 0 || d.size != d.base.Size || d.baseLimit < d.base.Size
 }
 
+// Buffered returns how many written bytes the draft holds (in memory or
+// spilled) since NewDraft or the last Commit.
+func (d *Draft) Buffered() int64 { return d.log.size }
+
 // Base returns the manifest the draft's unwritten bytes come from.
 func (d *Draft) Base() Manifest { return d.base }
 

@@ -250,3 +250,78 @@ func isQuota(t fataler, err error) {
 		t.Fatal("want a quota error, got ", err)
 	}
 }
+
+// TestCommitAhead: a handle that writes more than it buffers commits the
+// bytes to the content store as it goes (chunks put, nothing recorded):
+// reads through the handle see them, other readers see the old file
+// until Close, and a later refused write (quota) still leaves the old
+// bytes and releases every chunk's upload intent.
+func TestCommitAhead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{Quota: meta.Quota{MaxBytes: 40 << 20}})
+	f := e.open(e.ws)
+	old := randBytes(5, 60_000)
+	must(t, f.WriteFile(ctx, "f", old, 0o644))
+	data := randBytes(6, 48<<20)
+
+	write := func(h *vfs.File, n int) error {
+		for off := 0; off < n; off += 1 << 20 {
+			if _, err := h.Write(data[off : off+1<<20]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Kept: 36 MiB, two commits ahead and a rest.
+	h, err := f.OpenFile(ctx, "g", vfs.O_RDWR|vfs.O_CREATE|vfs.O_TRUNC, 0o644)
+	must(t, err)
+	must(t, write(h, 36<<20))
+	buf := make([]byte, 1<<20)
+	_, err = h.ReadAt(buf, 20<<20)
+	must(t, err)
+	if !bytes.Equal(buf, data[20<<20:21<<20]) {
+		t.Fatal("the handle does not read back what it wrote ahead")
+	}
+	held := 0
+	must(t, e.deps.Meta.View(ctx, func(tx meta.Tx) error {
+		return tx.Intents(func(in meta.Intent) error {
+			if !in.Released {
+				held++
+			}
+			return nil
+		})
+	}))
+	if held == 0 {
+		t.Fatal("36 MiB written and no chunk put yet: nothing was committed ahead")
+	}
+	if fi, err := f.Stat(ctx, "g"); err != nil || fi.Size() != 0 {
+		t.Fatalf("another reader sees %v before Close (%v)", fi, err)
+	}
+	must(t, h.Close())
+	got, err := f.ReadFile(ctx, "g")
+	must(t, err)
+	if !bytes.Equal(got, data[:36<<20]) {
+		t.Fatalf("file holds %d bytes, want the 36 MiB written", len(got))
+	}
+	must(t, f.Remove(ctx, "g"))
+
+	// Refused: the quota stops the rewrite of f past 40 MiB, after two
+	// commits ahead.
+	h, err = f.OpenFile(ctx, "f", vfs.O_WRONLY|vfs.O_TRUNC, 0o644)
+	must(t, err)
+	vfstest.IsPathErr(t, write(h, 48<<20), errdefs.ErrQuota)
+	vfstest.IsPathErr(t, h.Close(), errdefs.ErrQuota)
+	got, err = f.ReadFile(ctx, "f")
+	must(t, err)
+	if !bytes.Equal(got, old) {
+		t.Fatalf("file holds %d bytes, not the old %d", len(got), len(old))
+	}
+	must(t, e.deps.Meta.View(ctx, func(tx meta.Tx) error {
+		return tx.Intents(func(in meta.Intent) error {
+			if !in.Released {
+				t.Errorf("upload intent %d on %s still held", in.ID, in.Hash.Short())
+			}
+			return nil
+		})
+	}))
+}

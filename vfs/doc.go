@@ -73,9 +73,12 @@
 //
 // # Handles
 //
-// A *File buffers writes in a content.Draft; Sync and Close commit them
-// (chunks to the blob store, then one meta.Update with manifest, size,
-// times and usage): fsync means durable. Concurrent handles on one file do
+// A *File buffers writes in a content.Draft, putting them to the content
+// store every 16 MiB (chunks only, held by upload intents); Sync and Close
+// commit them (the chunks synced in one pass, then one meta.Update with
+// manifest, size, times and usage). Close survives the death of the
+// process; Sync also fsyncs the metadata, so fsync survives a power loss
+// (docs/decisions/021). Concurrent handles on one file do
 // not see each other's unsynced writes and the last committer wins. A file
 // removed while open keeps reading through its handle. A restore (Reset)
 // makes every open handle stale (errdefs.ErrStale): nothing written through

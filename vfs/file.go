@@ -415,7 +415,35 @@ func (h *File) writeAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return n, h.pathErr("write", err)
 	}
+	if h.draft.Buffered() >= commitAhead {
+		if err := h.commitDraft(); err != nil {
+			return n, h.pathErr("write", err)
+		}
+	}
 	return n, nil
+}
+
+// commitAhead is how many written bytes a handle buffers before it
+// commits them to the content store (chunked and put, recorded in
+// metadata only at Sync or Close): a large file's bytes then go from the
+// application's buffer to chunks while it writes, instead of through a
+// spill file read back at Close, and the handle's memory stays bounded.
+const commitAhead = 16 << 20
+
+// commitDraft commits the draft to the content store as the handle's
+// pending state, superseding an earlier pending commit (whose intents
+// are released with this one's).
+func (h *File) commitDraft() error {
+	m, inline, in, err := h.draft.Commit(h.ctx)
+	if err != nil {
+		return err
+	}
+	next := &commitState{m: m, inline: inline, intents: in}
+	if h.pending != nil {
+		next.intents = append(next.intents, h.pending.intents...)
+	}
+	h.pending = next
+	return nil
 }
 
 // startDraft checks the handle may write and starts buffering over the
@@ -498,17 +526,9 @@ func (h *File) Sync() error {
 
 func (h *File) sync() error {
 	if h.draft != nil && h.draft.Dirty() {
-		m, inline, in, err := h.draft.Commit(h.ctx)
-		if err != nil {
+		if err := h.commitDraft(); err != nil {
 			return h.pathErr("sync", err)
 		}
-		next := &commitState{m: m, inline: inline, intents: in}
-		if h.pending != nil {
-			// The earlier, unrecorded commit is superseded; its intents
-			// are released with this one.
-			next.intents = append(next.intents, h.pending.intents...)
-		}
-		h.pending = next
 	}
 	if h.pending == nil {
 		return nil
