@@ -19,6 +19,7 @@ import (
 	"time"
 
 	forkspace "github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/internal/disktest"
 	"github.com/forkspace/forkspace/internal/sandboxtest"
 	"github.com/forkspace/forkspace/meta"
@@ -378,13 +379,44 @@ func pullBackCrash(t *testing.T, mode Mode) {
 // verifyPullCrash reopens the store after a SIGKILL and checks it holds
 // runs 0..gen whole, nothing of later runs, with gen the last acknowledged
 // run or the one after it; it returns gen.
+// reopenAfterKill opens the store of a writer just killed. The lock goes
+// with the last process holding the killed writer's lock file, which on a
+// loaded machine may outlive the writer's reaping by a moment (CI saw it
+// once); a lock still held after 10 s fails the test, naming the
+// processes that have the lock file open.
+func reopenAfterKill(t *testing.T, dir string) *forkspace.Store {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: dir})
+		if err == nil {
+			return st
+		}
+		if !errors.Is(err, errdefs.ErrBusy) || time.Now().After(deadline) {
+			t.Fatalf("reopen after SIGKILL: %v; processes with the lock file open: %s", err, lockHolders(filepath.Join(dir, "lock")))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lockHolders lists the processes (pid and command line) with file p open.
+func lockHolders(p string) string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range procs {
+		if target, err := os.Readlink(fd); err == nil && target == p {
+			pid := strings.Split(fd, "/")[2]
+			cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			out = append(out, pid+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 func verifyPullCrash(t *testing.T, dir string, base []byte, acked int) int {
 	t.Helper()
 	ctx := context.Background()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
-	if err != nil {
-		t.Fatalf("reopen after SIGKILL: %v", err)
-	}
+	st := reopenAfterKill(t, dir)
 	defer st.Close()
 	ws, err := st.Workspace(ctx, "c")
 	if err != nil {
