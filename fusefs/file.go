@@ -130,24 +130,33 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 }
 
 // Flush (every close(2) of a descriptor) commits the handle's writes: when
-// close returns, they are durable and visible to every other surface.
+// close returns, they are visible to every other surface and survive the
+// death of the process; fsync(2) makes them survive a power loss
+// (docs/decisions/021).
 func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
-	return n.sync(fh, "flush")
-}
-
-// Fsync commits like Flush (fdatasync too: vfs commits data and
-// attributes in one transaction).
-func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) syscall.Errno {
-	return n.sync(fh, "fsync")
-}
-
-func (n *node) sync(fh gofs.FileHandle, op string) syscall.Errno {
 	h, ok := fh.(*handle)
 	if !ok {
-		return 0 // a directory: its changes are durable already
+		return 0 // a directory: its changes are committed already
+	}
+	if err := h.f.Flush(); err != nil {
+		return n.w.errno("flush", err)
+	}
+	return 0
+}
+
+// Fsync commits like Flush, then waits for the disk (fdatasync too: vfs
+// commits data and attributes in one transaction). On a directory it
+// waits for the store's earlier commits.
+func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) syscall.Errno {
+	h, ok := fh.(*handle)
+	if !ok {
+		if err := n.w.fs.Sync(n.w.ctx(ctx)); err != nil {
+			return n.w.errno("fsync", err)
+		}
+		return 0
 	}
 	if err := h.f.Sync(); err != nil {
-		return n.w.errno(op, err)
+		return n.w.errno("fsync", err)
 	}
 	return 0
 }

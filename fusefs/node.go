@@ -449,7 +449,7 @@ func (n *node) syncWriters(except *handle) error {
 	}
 	n.mu.Unlock()
 	for _, h := range hs {
-		if err := h.f.Sync(); err != nil {
+		if err := h.f.Flush(); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ type file interface {
 	io.WriterAt
 	io.Writer
 	Truncate(size int64) error
+	Flush() error
 	Sync() error
 	Close() error
 	Stat() (fs.FileInfo, error)
@@ -106,6 +107,9 @@ func (v *virtualFile) Sync() error {
 	v.dirty = false
 	return nil
 }
+
+// Flush is Sync: the virtual mount's write is its only commit.
+func (v *virtualFile) Flush() error { return v.Sync() }
 
 func (v *virtualFile) Close() error { return nil }
 

@@ -90,3 +90,39 @@ func TestCommitFailure(t *testing.T) {
 	e.deps.Meta = fm.Store
 	vfstest.Equal(t, want, vfstest.Dump(t, e.reopen(f)))
 }
+
+// TestFlushCommitsAndKeepsOpen: Flush makes a handle's buffered writes
+// visible to other readers without closing it, and later writes of the
+// handle commit at Close.
+func TestFlushCommitsAndKeepsOpen(t *testing.T) {
+	ctx := context.Background()
+	f := newFS(t)
+	h, err := f.OpenFile(ctx, "a", vfs.O_RDWR|vfs.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Write([]byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := f.ReadFile(ctx, "a"); err != nil || len(b) != 0 {
+		t.Fatalf("before Flush: %q, %v; want empty", b, err)
+	}
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := f.ReadFile(ctx, "a"); err != nil || string(b) != "one" {
+		t.Fatalf("after Flush: %q, %v", b, err)
+	}
+	if _, err := h.Write([]byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := f.ReadFile(ctx, "a"); err != nil || string(b) != "onetwo" {
+		t.Fatalf("after Close: %q, %v", b, err)
+	}
+	if err := h.Flush(); !errors.Is(err, fs.ErrClosed) {
+		t.Fatalf("Flush after Close = %v, want fs.ErrClosed", err)
+	}
+}

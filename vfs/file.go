@@ -505,6 +505,19 @@ func (h *File) truncate(size int64) error {
 	return nil
 }
 
+// Flush commits the handle's buffered writes like Close and keeps the
+// handle open: when Flush returns nil they are visible to every reader
+// and survive the death of the process, not a power loss (Sync). A
+// failed Flush keeps the data buffered for a retry; on a poisoned handle
+// it fails with the write failure.
+func (h *File) Flush() error {
+	if err := h.beginWrite("flush"); err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	return h.sync()
+}
+
 // Sync commits the handle's buffered writes like Close, then waits for the
 // disk: when Sync returns nil the file's data and everything committed
 // before survive a power loss (the store's durability barrier, meta.Sync;
