@@ -16,8 +16,11 @@
 //
 // vfs is addressed by path: a node finds its path by walking the kernel's
 // tree up to its workspace root. Writes go to a vfs handle, which buffers
-// them; close(2) (FUSE flush) and fsync commit them durably, so when
-// close returns the data is on disk and visible to every other surface.
+// them; close(2) (FUSE flush) commits them, so when close returns the data
+// is visible to every other surface and survives the death of the
+// daemon, and fsync(2) also waits for the disk, so the data survives a
+// power loss (docs/decisions/021). A read sees what other descriptors of
+// the file wrote: their writes are committed first.
 // A file unlinked while open stays readable through its descriptor.
 // renameat2(2) supports RENAME_NOREPLACE and RENAME_EXCHANGE. mknod
 // makes FIFOs, sockets and devices (vfs.Mknod; the kernel runs them), and
