@@ -441,7 +441,7 @@ func (n *node) writer() *handle {
 // all of them).
 func (n *node) syncWriters(except *handle) error {
 	n.mu.Lock()
-	hs := make([]*handle, 0, len(n.open))
+	var hs []*handle // every read calls this: no allocation unless another handle wrote
 	for h := range n.open {
 		if h != except && h.wrote.Load() {
 			hs = append(hs, h)
