@@ -26,13 +26,23 @@ func (t *tx) ownConflicts(op, workspaceID string) (map[string]meta.Conflict, err
 }
 
 // PutConflicts implements meta.Tx.
-func (t *tx) PutConflicts(rows []meta.Conflict) error {
+func (t *tx) PutConflicts(rows []meta.Conflict) error { return t.putConflicts(rows, false) }
+
+// ImportConflicts implements meta.CopyTx.
+func (t *tx) ImportConflicts(rows []meta.Conflict) error { return t.putConflicts(rows, true) }
+
+// putConflicts records rows, created now or, with keepTime, at their
+// CreatedAt.
+func (t *tx) putConflicts(rows []meta.Conflict, keepTime bool) error {
 	for _, c := range rows {
 		table, err := t.ownConflicts(fmt.Sprintf("record conflict %q of workspace %q", c.Path, c.WorkspaceID), c.WorkspaceID)
 		if err != nil {
 			return err
 		}
-		c.CreatedAt = t.store.now()
+		if !keepTime || c.CreatedAt.IsZero() {
+			c.CreatedAt = t.store.now()
+		}
+		c.CreatedAt = c.CreatedAt.Round(0)
 		table[c.Path] = c
 	}
 	return nil

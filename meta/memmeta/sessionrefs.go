@@ -13,7 +13,13 @@ import (
 func sessionRefKey(session, name string) string { return session + "\x00" + name }
 
 // PutSessionRef implements meta.Tx.
-func (t *tx) PutSessionRef(r *meta.SessionRef) error {
+func (t *tx) PutSessionRef(r *meta.SessionRef) error { return t.putSessionRef(r, false) }
+
+// ImportSessionRef implements meta.CopyTx.
+func (t *tx) ImportSessionRef(r meta.SessionRef) error { return t.putSessionRef(&r, true) }
+
+// putSessionRef writes r, updated now or, with keepTime, at r.UpdatedAt.
+func (t *tx) putSessionRef(r *meta.SessionRef, keepTime bool) error {
 	op := fmt.Sprintf("put session ref %q/%q", r.Session, r.Name)
 	if r.Session == "" || r.Name == "" {
 		return fmt.Errorf("%s: %w: empty session or name", op, fs.ErrInvalid)
@@ -21,7 +27,10 @@ func (t *tx) PutSessionRef(r *meta.SessionRef) error {
 	if err := t.write(op, "sessionRefs", func() { t.s.sessionRefs = maps.Clone(t.s.sessionRefs) }); err != nil {
 		return err
 	}
-	r.UpdatedAt = t.store.now()
+	if !keepTime || r.UpdatedAt.IsZero() {
+		r.UpdatedAt = t.store.now()
+	}
+	r.UpdatedAt = r.UpdatedAt.Round(0)
 	row := *r
 	row.Ref = slices.Clone(r.Ref)
 	t.s.sessionRefs[sessionRefKey(r.Session, r.Name)] = row

@@ -18,6 +18,10 @@ func TestConformance(t *testing.T) {
 	metatest.Run(t, func(t *testing.T) meta.Store { return open(t) })
 }
 
+func TestCopy(t *testing.T) {
+	metatest.RunCopy(t, func(t *testing.T) meta.Store { return open(t) })
+}
+
 func benchOpen(b *testing.B) meta.Store { return open(b) }
 
 func BenchmarkUpdate(b *testing.B)         { metatest.BenchmarkUpdate(b, benchOpen) }

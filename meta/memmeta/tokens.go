@@ -39,7 +39,14 @@ func (t *tx) Tenants() ([]meta.Tenant, error) {
 }
 
 // CreateToken implements meta.Tx.
-func (t *tx) CreateToken(k *meta.Token) error {
+func (t *tx) CreateToken(k *meta.Token) error { return t.createToken(k, false) }
+
+// ImportToken implements meta.CopyTx.
+func (t *tx) ImportToken(k meta.Token) error { return t.createToken(&k, true) }
+
+// createToken inserts k, created now and not revoked or, with keepTimes,
+// created and revoked when k says.
+func (t *tx) createToken(k *meta.Token, keepTimes bool) error {
 	op := fmt.Sprintf("create token %q", k.ID)
 	if k.ID == "" || k.Tenant == "" || k.Pattern == "" {
 		return fmt.Errorf("%s: %w: empty id, tenant or pattern", op, fs.ErrInvalid)
@@ -50,7 +57,10 @@ func (t *tx) CreateToken(k *meta.Token) error {
 	if _, ok := t.s.tokens[k.ID]; ok {
 		return fmt.Errorf("%s: %w", op, fs.ErrExist)
 	}
-	k.CreatedAt, k.RevokedAt = t.store.now(), time.Time{}
+	if !keepTimes || k.CreatedAt.IsZero() {
+		k.CreatedAt, k.RevokedAt = t.store.now(), time.Time{}
+	}
+	k.CreatedAt, k.RevokedAt = k.CreatedAt.Round(0), k.RevokedAt.Round(0)
 	row := *k
 	row.Hash = slices.Clone(k.Hash)
 	t.s.tokens[k.ID] = row

@@ -41,6 +41,10 @@ func TestConformance(t *testing.T) {
 	metatest.Run(t, func(t *testing.T) meta.Store { return openFresh(t) })
 }
 
+func TestCopy(t *testing.T) {
+	metatest.RunCopy(t, func(t *testing.T) meta.Store { return openFresh(t) })
+}
+
 func TestReopen(t *testing.T) {
 	url := pgtest.DB(t)
 	metatest.RunReopen(t, func(t *testing.T) meta.Store { return openAt(t, url) })

@@ -41,6 +41,10 @@ func TestConformance(t *testing.T) {
 	metatest.Run(t, func(t *testing.T) meta.Store { return openTemp(t) })
 }
 
+func TestCopy(t *testing.T) {
+	metatest.RunCopy(t, func(t *testing.T) meta.Store { return openTemp(t) })
+}
+
 func TestReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "meta.db")
 	metatest.RunReopen(t, func(t *testing.T) meta.Store { return openAt(t, path) })

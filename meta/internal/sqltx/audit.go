@@ -34,12 +34,9 @@ var _ meta.AuditTx = (*Tx)(nil)
 // AppendAudit implements meta.AuditTx.
 func (t *Tx) AppendAudit(e *meta.AuditEntry) error {
 	op := fmt.Sprintf("append audit entry %q", e.Tool)
-	changed, err := json.Marshal(e.Changed)
+	changed, err := changedJSON(e.Changed)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
-	}
-	if e.Changed == nil {
-		changed = []byte("[]")
 	}
 	seq, err := t.Allocate(meta.AuditCounter, 1)
 	if err != nil {
@@ -47,7 +44,7 @@ func (t *Tx) AppendAudit(e *meta.AuditEntry) error {
 	}
 	var at int64
 	err = t.queryRow(op, true, qAppendAudit, []any{seq, toNanos(e.Time), e.WorkspaceID, e.Actor, e.Session,
-		e.Tool, e.ArgsDigest, e.Error, int64(e.Duration), string(changed), e.Checkpoint, e.Detail, e.Command}, &at)
+		e.Tool, e.ArgsDigest, e.Error, int64(e.Duration), changed, e.Checkpoint, e.Detail, e.Command}, &at)
 	if err != nil {
 		return err
 	}
@@ -75,6 +72,15 @@ func (t *Tx) Audit(f meta.AuditFilter) ([]meta.AuditEntry, error) {
 			return err
 		})
 	return es, err
+}
+
+// changedJSON encodes an entry's changed paths for its column.
+func changedJSON(paths []string) (string, error) {
+	if paths == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal(paths)
+	return string(b), err
 }
 
 func scanAudit(rows *sql.Rows) (meta.AuditEntry, error) {

@@ -10,7 +10,7 @@ import (
 
 const (
 	qPutSessionRef = `INSERT INTO session_refs (session, name, ref, updated_at)
-		VALUES ($1, $2, $3, ` + nowFunc + `())
+		VALUES ($1, $2, $3, COALESCE($4, ` + nowFunc + `()))
 		ON CONFLICT (session, name) DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at
 		RETURNING updated_at`
 	qSessionRef       = `SELECT session, name, ref, updated_at FROM session_refs WHERE session = $1 AND name = $2`
@@ -19,16 +19,24 @@ const (
 )
 
 // PutSessionRef implements meta.Tx.
-func (t *Tx) PutSessionRef(r *meta.SessionRef) error {
+func (t *Tx) PutSessionRef(r *meta.SessionRef) error { return t.putSessionRef(r, nil) }
+
+// ImportSessionRef implements meta.CopyTx.
+func (t *Tx) ImportSessionRef(r meta.SessionRef) error {
+	return t.putSessionRef(&r, toNanos(r.UpdatedAt))
+}
+
+// putSessionRef writes r, updated at updated (nil: now).
+func (t *Tx) putSessionRef(r *meta.SessionRef, updated any) error {
 	op := fmt.Sprintf("put session ref %q/%q", r.Session, r.Name)
 	if r.Session == "" || r.Name == "" {
 		return fmt.Errorf("%s: %w: empty session or name", op, fs.ErrInvalid)
 	}
-	var updated int64
-	if err := t.queryRow(op, true, qPutSessionRef, []any{r.Session, r.Name, r.Ref}, &updated); err != nil {
+	var at int64
+	if err := t.queryRow(op, true, qPutSessionRef, []any{r.Session, r.Name, r.Ref, updated}, &at); err != nil {
 		return err
 	}
-	r.UpdatedAt = fromNanos(updated)
+	r.UpdatedAt = fromNanos(at)
 	return nil
 }
 

@@ -14,7 +14,7 @@ const (
 	qCreateTenant = `INSERT INTO tenants (name, created_at) VALUES ($1, ` + nowFunc + `()) ON CONFLICT (name) DO NOTHING`
 	qTenants      = `SELECT name, created_at FROM tenants ORDER BY name`
 	qCreateToken  = `INSERT INTO tokens (` + tokenColumns + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ` + nowFunc + `(), 0) RETURNING created_at`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, ` + nowFunc + `()), $11) RETURNING created_at`
 	qToken       = `SELECT ` + tokenColumns + ` FROM tokens WHERE id = $1`
 	qTokens      = `SELECT ` + tokenColumns + ` FROM tokens ORDER BY created_at, id`
 	qRevokeToken = `UPDATE tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ` + nowFunc + `() ELSE revoked_at END WHERE id = $1`
@@ -50,7 +50,14 @@ func (t *Tx) Tenants() ([]meta.Tenant, error) {
 }
 
 // CreateToken implements meta.Tx.
-func (t *Tx) CreateToken(k *meta.Token) error {
+func (t *Tx) CreateToken(k *meta.Token) error { return t.createToken(k, false) }
+
+// ImportToken implements meta.CopyTx.
+func (t *Tx) ImportToken(k meta.Token) error { return t.createToken(&k, true) }
+
+// createToken inserts k, created now and not revoked or, with keepTimes,
+// created and revoked when k says.
+func (t *Tx) createToken(k *meta.Token, keepTimes bool) error {
 	op := fmt.Sprintf("create token %q", k.ID)
 	if k.ID == "" || k.Tenant == "" || k.Pattern == "" {
 		return fmt.Errorf("%s: %w: empty id, tenant or pattern", op, fs.ErrInvalid)
@@ -59,8 +66,18 @@ func (t *Tx) CreateToken(k *meta.Token) error {
 	if !k.ExpiresAt.IsZero() {
 		expires = k.ExpiresAt.UnixNano()
 	}
+	var (
+		createdAt any
+		revoked   int64
+	)
+	if keepTimes {
+		createdAt = toNanos(k.CreatedAt)
+		if !k.RevokedAt.IsZero() {
+			revoked = k.RevokedAt.UnixNano()
+		}
+	}
 	var created int64
-	if err := t.queryRow(op, true, qCreateToken, []any{k.ID, k.Tenant, k.Pattern, k.Perms, k.Label, expires, k.ParentID, k.Hash, k.S3Secret}, &created); err != nil {
+	if err := t.queryRow(op, true, qCreateToken, []any{k.ID, k.Tenant, k.Pattern, k.Perms, k.Label, expires, k.ParentID, k.Hash, k.S3Secret, createdAt, revoked}, &created); err != nil {
 		return err
 	}
 	k.CreatedAt = fromNanos(created)
