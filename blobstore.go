@@ -21,8 +21,12 @@ const localBlobs = "local"
 // and a collection would delete the other store's blobs as garbage. The
 // first open of a store that records none records the one it is opened
 // with. A blob store that is not a Locator (memblob, a fileblob passed in
-// code) is not checked.
+// code) is not checked. A database holding an unfinished store copy is
+// refused first (copymark.go).
 func checkBlobStore(tx meta.Tx, opts Options) error {
+	if err := checkNotCopying(tx); err != nil {
+		return err
+	}
 	cur := localBlobs
 	if opts.Blobs != nil {
 		l, ok := opts.Blobs.(blob.Locator)

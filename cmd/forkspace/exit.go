@@ -7,6 +7,7 @@ import (
 
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/storecopy"
 )
 
 // Exit codes. Scripts may rely on them; docs/cli.md lists them.
@@ -23,6 +24,7 @@ const (
 	exitCorrupt  = 9
 	exitNotEmpty = 10
 	exitConflict = 11
+	exitLost     = 12 // a salvage left something behind (store copy --salvage)
 )
 
 // exitCodes maps error classes to exit codes, first match wins: the more
@@ -31,6 +33,7 @@ var exitCodes = []struct {
 	err  error
 	code int
 }{
+	{storecopy.ErrLost, exitLost},
 	{errdefs.ErrBusy, exitBusy},
 	{errdefs.ErrCorrupt, exitCorrupt},
 	{errdefs.ErrConflict, exitConflict},

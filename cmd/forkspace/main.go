@@ -72,6 +72,7 @@ func newRoot(a *app) *cobra.Command {
 		importCmd(a), exportCmd(a), demoCmd(a), logCmd(a), historyCmd(a), watchCmd(a),
 		mcpCmd(a), serveCmd(a), mountCmd(a), doctorCmd(a), execCmd(a), fuseCmd(a),
 		mergeCmd(a), conflictsCmd(a), resolveCmd(a), cherryPickCmd(a), tokenCmd(a), forkCmd(a), compareCmd(a), promoteCmd(a),
+		storeCmd(a),
 	)
 	return root
 }
