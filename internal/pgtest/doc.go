@@ -10,6 +10,12 @@
 // server runs as the postgres user the Debian package creates. Missing, the
 // tests fail under CI (CI=true) and are skipped elsewhere.
 //
+// Own starts a server for one test alone, for tests that crash it:
+// Server.Restart kills it with SIGQUIT (an immediate shutdown) and starts
+// it again on the same cluster and socket. Its commits wait for their WAL
+// (synchronous_commit=on; the shared server does not wait), so what it
+// acknowledged survives the restart.
+//
 // Use:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -27,9 +27,15 @@ const User = "forkspace"
 // server is the test binary's PostgreSQL.
 type server struct {
 	dir    string // temporary directory: data/, the socket, server.log
+	bin    string // directory of initdb and postgres
+	cred   *syscall.Credential
 	cmd    *exec.Cmd
-	exited chan struct{}
-	next   atomic.Int64 // numbers databases
+	exited chan struct{} // closed when cmd exits
+	next   atomic.Int64  // numbers databases
+	// durable makes a commit wait for its WAL to reach the kernel
+	// (synchronous_commit=on), so it survives the server's crash; fsync
+	// stays off (a test never loses the machine's page cache).
+	durable bool
 }
 
 var (
@@ -48,7 +54,7 @@ func Main(m *testing.M) { os.Exit(Run(m)) }
 // needs one.
 func Run(m *testing.M) int {
 	mainRan = true
-	shared, startErr = start()
+	shared, startErr = start(false)
 	code := m.Run()
 	if shared != nil {
 		if err := shared.stop(); err != nil {
@@ -112,7 +118,7 @@ func (s *server) admin(ctx context.Context, stmt string) error {
 
 // start initializes a cluster in a new temporary directory and runs the
 // server on it until it accepts connections.
-func start() (_ *server, err error) {
+func start(durable bool) (_ *server, err error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -121,7 +127,7 @@ func start() (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{dir: dir, exited: make(chan struct{})}
+	s := &server{dir: dir, bin: bin, durable: durable}
 	defer func() {
 		if err != nil {
 			if s.cmd != nil {
@@ -130,46 +136,103 @@ func start() (_ *server, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	cred, err := serverUser(dir)
-	if err != nil {
+	if s.cred, err = serverUser(dir); err != nil {
 		return nil, err
 	}
-	data := filepath.Join(dir, "data")
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", User, "--auth=trust",
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", User, "--auth=trust",
 		"--encoding=UTF8", "--locale=C", "--no-sync")
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb: %w: %s", err, out)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "server.log"))
+	return s, s.run()
+}
+
+// run starts the server on its cluster and waits until it accepts
+// connections.
+func (s *server) run() error {
+	logFile, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer logFile.Close()
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir,
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+	s.exited = make(chan struct{})
+	sync := "off"
+	if s.durable {
+		sync = "on"
+	}
+	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"), "-k", s.dir,
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit="+sync,
 		"-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=64MB")
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start postgres: %w", err)
+		return fmt.Errorf("start postgres: %w", err)
 	}
-	go func() { s.cmd.Wait(); close(s.exited) }()
+	exited := s.exited
+	go func() { s.cmd.Wait(); close(exited) }()
 	ctx := context.Background()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		conn, err := pgx.Connect(ctx, s.url("postgres"))
 		if err == nil {
 			conn.Close(ctx)
-			return s, nil
+			return nil
 		}
 		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("postgres exited: %s", s.log())
+		case <-exited:
+			return fmt.Errorf("postgres exited: %s", s.log())
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("postgres never answered: %w\n%s", err, s.log())
+			return fmt.Errorf("postgres never answered: %w\n%s", err, s.log())
 		}
+	}
+}
+
+// Server is a PostgreSQL server of one test's own, for tests that stop
+// or restart it (Own); other tests share the binary's (DB).
+type Server struct{ s *server }
+
+// Own starts a server for the test alone, stopped when it ends. Unlike
+// the shared one it acknowledges a commit only once its WAL is written
+// (synchronous_commit=on), so what it acknowledged survives Restart.
+// Without PostgreSQL the test fails under CI and is skipped elsewhere.
+func Own(tb testing.TB) *Server {
+	tb.Helper()
+	s, err := start(true)
+	if err != nil {
+		citest.Missing(tb, "no PostgreSQL server: %v (scripts/test.sh installs the Debian package postgresql)", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			tb.Errorf("stop server: %v", err)
+		}
+	})
+	return &Server{s: s}
+}
+
+// DB creates an empty database on the server and returns its URL.
+func (v *Server) DB(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("t%d", v.s.next.Add(1))
+	if err := v.s.admin(context.Background(), "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("create database: %v", err)
+	}
+	return v.s.url(name)
+}
+
+// Restart kills the server the way a crash does (SIGQUIT: an immediate
+// shutdown, so open transactions die with their connections and the
+// server recovers from its WAL) and starts it again on the same cluster
+// and socket. It returns when the server accepts connections.
+func (v *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	if err := v.s.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		tb.Fatalf("stop postgres: %v", err)
+	}
+	<-v.s.exited
+	if err := v.s.run(); err != nil {
+		tb.Fatalf("restart postgres: %v", err)
 	}
 }
 

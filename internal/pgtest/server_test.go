@@ -36,3 +36,32 @@ func TestDB(t *testing.T) {
 		t.Fatalf("table of one database seen in another: %d, %v", n, err)
 	}
 }
+
+// TestRestart: a private server keeps what it acknowledged across a crash
+// and restart, at the same URL.
+func TestRestart(t *testing.T) {
+	ctx := context.Background()
+	srv := pgtest.Own(t)
+	url := srv.DB(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE x (v int); INSERT INTO x VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart(t)
+	if _, err := conn.Exec(ctx, "SELECT 1"); err == nil {
+		t.Error("a connection from before the restart still works")
+	}
+	conn.Close(ctx)
+	conn, err = pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT v FROM x").Scan(&v); err != nil || v != 7 {
+		t.Fatalf("after the restart: %d, %v", v, err)
+	}
+}
