@@ -179,6 +179,13 @@ func (c *copier) copyBlobs(ctx context.Context, blobs []object) ([]object, error
 		mu     sync.Mutex
 		failed = map[cas.Hash]bool{}
 	)
+	// A store that can defer durability waits for the disk once, at the
+	// end, instead of at every blob.
+	put := c.dst.Blobs.Put
+	deferred, isDeferred := c.dst.Blobs.(blob.Deferred)
+	if isDeferred {
+		put = deferred.PutDeferred
+	}
 	err := c.eachBlob(ctx, "blobs", blobs, func(ctx context.Context, b object) error {
 		data, err := c.src.Blobs.Get(ctx, b.Hash, 0, -1)
 		if err == nil && !cas.Verify(b.Hash, data) {
@@ -193,11 +200,14 @@ func (c *copier) copyBlobs(ctx context.Context, blobs []object) ([]object, error
 		if err != nil {
 			return fmt.Errorf("copy from %s: blob %s: %w", c.src.Name, b.Hash, err)
 		}
-		if err := c.dst.Blobs.Put(ctx, b.Hash, data); err != nil {
+		if err := put(ctx, b.Hash, data); err != nil {
 			return fmt.Errorf("copy to %s: blob %s: %w", c.dst.Name, b.Hash, err)
 		}
 		return nil
 	})
+	if err == nil && isDeferred {
+		err = deferred.Sync(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -58,17 +59,26 @@ func TestSalvage(t *testing.T) {
 	}
 
 	page := damageStagingPage(t, filepath.Join(srcDir, "meta.db"))
+	held := firstColumns(t, page)
 	var onPage []string
 	for _, name := range names {
-		if bytes.Contains(page, []byte(ids[name])) {
+		if slices.Contains(held, ids[name]) {
 			onPage = append(onPage, name)
 		}
 	}
 	if len(onPage) == 0 || len(onPage) > n/2 {
 		t.Fatalf("the damaged page holds rows of %v: the test needs some workspaces on it and most off it", onPage)
 	}
-	// One survivor's blob goes missing too.
-	victim := slices.IndexFunc(names, func(s string) bool { return !slices.Contains(onPage, s) })
+	// One survivor's blob goes missing too: the workspace whose rows are
+	// furthest from the page (staging is ordered by workspace ID), which
+	// no scan reaching the page's neighbours loses.
+	byID := slices.Clone(names)
+	slices.SortFunc(byID, func(a, b string) int { return strings.Compare(ids[a], ids[b]) })
+	far := byID[0]
+	if ids[onPage[0]] < ids[byID[n/2]] {
+		far = byID[n-1]
+	}
+	victim := slices.Index(names, far)
 	h := cas.Sum(random(uint64(victim), 100<<10))
 	if err := os.Remove(filepath.Join(srcDir, "blobs", h.String()[:2], h.String()[2:4], h.String())); err != nil {
 		t.Fatal(err)
@@ -171,4 +181,39 @@ func damageStagingPage(t *testing.T, db string) []byte {
 		t.Fatal(err)
 	}
 	return old
+}
+
+// firstColumns decodes the first column (workspace_id) of each row of a
+// leaf page of a WITHOUT ROWID table (an index b-tree leaf, type 0x0a),
+// following the cell pointer array, so that freed space holding rows
+// that moved elsewhere does not count.
+func firstColumns(t *testing.T, page []byte) []string {
+	t.Helper()
+	if page[0] != 0x0a {
+		t.Fatalf("page type %#x, want an index leaf (0x0a)", page[0])
+	}
+	varint := func(b []byte) (uint64, int) {
+		var v uint64
+		for i := range 8 {
+			v = v<<7 | uint64(b[i]&0x7f)
+			if b[i] < 0x80 {
+				return v, i + 1
+			}
+		}
+		return v<<8 | uint64(b[8]), 9
+	}
+	cells := int(binary.BigEndian.Uint16(page[3:5]))
+	var out []string
+	for i := range cells {
+		off := int(binary.BigEndian.Uint16(page[8+2*i:]))
+		_, n := varint(page[off:]) // payload size
+		rec := page[off+n:]
+		hdr, n := varint(rec)
+		typ, _ := varint(rec[n:])
+		if typ < 13 || typ%2 == 0 {
+			t.Fatalf("cell %d: first column of serial type %d, want text", i, typ)
+		}
+		out = append(out, string(rec[hdr:hdr+(typ-13)/2]))
+	}
+	return out
 }
