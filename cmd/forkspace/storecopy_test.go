@@ -59,7 +59,14 @@ func TestStoreCopy(t *testing.T) {
 	if errs := c.fails(exitNotEmpty, nil, "store", "copy", c.store, remote); !strings.Contains(errs, "holds a finished copy") {
 		t.Errorf("copy onto the copy: %s", errs)
 	}
-	c.fails(exitUsage, nil, "store", "copy", c.store, "meta="+db+",blob=s3://copies/two?endpoint=http://AK:SECRET@127.0.0.1:1")
+	for _, spec := range []string{
+		"meta=" + db + ",blob=s3://copies/two?endpoint=http://AK:S3CR3T@127.0.0.1:1",
+		"meta=postgres://u:S3CR3T@127.0.0.1:1/db,blob=" + blobURL,
+	} {
+		if errs := c.fails(exitUsage, nil, "store", "copy", c.store, spec); strings.Contains(errs, "S3CR3T") {
+			t.Errorf("store copy to %s echoes the secret: %s", spec, errs)
+		}
+	}
 	c.fails(exitUsage, nil, "store", "copy", c.store, "blob="+blobURL)
 
 	back := filepath.Join(t.TempDir(), "back")
