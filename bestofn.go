@@ -92,10 +92,13 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 			return nil, err
 		}
 	}
-	w.store.roots.RLock()
-	defer w.store.roots.RUnlock()
+	unlock, err := w.store.roots.hold(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", w.name, err)
+	}
+	defer unlock()
 	var rows []*meta.Workspace
-	err := w.store.meta.Update(ctx, func(tx meta.Tx) error {
+	err = w.store.meta.Update(ctx, func(tx meta.Tx) error {
 		names, err := forkNames(tx, w.tenant, n, opts.Names, prefix)
 		if err != nil {
 			return err
@@ -463,8 +466,11 @@ func (w *Workspace) promoteHead(ctx context.Context, state, label string) (strin
 	if err != nil {
 		return "", err
 	}
-	w.store.roots.RLock()
-	defer w.store.roots.RUnlock()
+	unlock, err := w.store.roots.hold(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	_, _, root, staged, err := w.store.resolve(ctx, state)
 	if err != nil {
 		return cp.ID, err

@@ -49,10 +49,13 @@ func (w *Workspace) Checkpoint(ctx context.Context, label string) (Checkpoint, e
 	if err := validLabel(label); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
 	}
-	w.store.roots.RLock()
-	defer w.store.roots.RUnlock()
+	unlock, err := w.store.roots.hold(ctx)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
+	}
+	defer unlock()
 	row := &meta.Checkpoint{ID: newID(checkpointPrefix), WorkspaceID: w.id, Label: label}
-	err := w.store.meta.Update(ctx, func(tx meta.Tx) error {
+	err = w.store.meta.Update(ctx, func(tx meta.Tx) error {
 		head, err := tx.Workspace(w.id)
 		if err != nil {
 			return err
@@ -148,8 +151,11 @@ func (w *Workspace) At(ctx context.Context, ref string) (*vfs.FS, error) {
 // what changed since (the checkpoint itself, and any others, remain). Cost
 // does not depend on the size of the workspace.
 func (w *Workspace) Restore(ctx context.Context, ref string) error {
-	w.store.roots.RLock()
-	defer w.store.roots.RUnlock()
+	unlock, err := w.store.roots.hold(ctx)
+	if err != nil {
+		return fmt.Errorf("restore %s to %s: %w", w.name, ref, err)
+	}
+	defer unlock()
 	c, staged, err := w.checkpoint(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("restore %s to %s: %w", w.name, ref, err)
@@ -205,8 +211,11 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 	if row.Quota == (meta.Quota{}) {
 		row.Quota = w.Quota()
 	}
-	w.store.roots.RLock()
-	defer w.store.roots.RUnlock()
+	unlock, err := w.store.roots.hold(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", w.name, err)
+	}
+	defer unlock()
 	var staged []meta.Staged
 	if opts.Checkpoint != "" {
 		c, rows, err := w.checkpoint(ctx, opts.Checkpoint)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forkspace/forkspace/internal/pgtest"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		}
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m) // shared_test.go: stores on PostgreSQL
 }
 
 // crashContent is the deterministic content of file i: mostly small

@@ -43,8 +43,11 @@ type GCReport struct {
 // forks, checkpoints and deletions; collections and checks of one store
 // run one at a time. See package gc.
 func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
-	s.collecting.Lock()
-	defer s.collecting.Unlock()
+	unlock, err := s.collect(ctx)
+	if err != nil {
+		return GCReport{}, fmt.Errorf("collect garbage: %w", err)
+	}
+	defer unlock()
 	if !opts.DryRun {
 		if _, err := s.AuditLog().PruneStates(ctx); err != nil {
 			return GCReport{}, fmt.Errorf("collect garbage: %w", err)
@@ -73,8 +76,11 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 // report (CheckReport.Clean is false), not returned as an error. Reads of
 // a damaged object fail with errdefs.ErrCorrupt, never wrong bytes.
 func (s *Store) Check(ctx context.Context) (*gc.CheckReport, error) {
-	s.collecting.Lock()
-	defer s.collecting.Unlock()
+	unlock, err := s.collect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("check store: %w", err)
+	}
+	defer unlock()
 	var metaErr error
 	if c, ok := s.meta.(meta.IntegrityChecker); ok {
 		metaErr = c.CheckIntegrity(ctx)
@@ -105,13 +111,35 @@ func (s *Store) Check(ctx context.Context) (*gc.CheckReport, error) {
 // objects and bytes, and per workspace the bytes only it reaches
 // (exclusive: what deleting it would free) and the bytes it shares.
 func (s *Store) Usage(ctx context.Context) (*gc.Usage, error) {
-	s.collecting.Lock() // a collection running meanwhile could delete what it walks
-	defer s.collecting.Unlock()
+	unlock, err := s.collect(ctx) // a collection running meanwhile could delete what it walks
+	if err != nil {
+		return nil, fmt.Errorf("store usage: %w", err)
+	}
+	defer unlock()
 	u, err := gc.ComputeUsage(ctx, s.gcDeps(), gc.Options{Lock: &s.roots, Logger: s.log})
 	if err != nil {
 		return nil, fmt.Errorf("store usage: %w", err)
 	}
 	return u, nil
 }
+
+// collect takes the right to collect or check: collections and checks of
+// a store run one at a time, across every process sharing it too, and
+// returns its release.
+func (s *Store) collect(ctx context.Context) (func(), error) {
+	s.collecting.Lock()
+	if s.roots.across == nil {
+		return s.collecting.Unlock, nil
+	}
+	unlock, err := s.roots.across.Lock(ctx, collectKey, false)
+	if err != nil {
+		s.collecting.Unlock()
+		return nil, err
+	}
+	return func() { unlock(); s.collecting.Unlock() }, nil
+}
+
+// collectKey names the cross-process lock of collections and checks.
+const collectKey = "forkspace.collect"
 
 func (s *Store) gcDeps() gc.Deps { return gc.Deps{Meta: s.meta, Blobs: s.blobs, KV: s.kv} }

@@ -130,13 +130,16 @@ func (w *Workspace) merge(ctx context.Context, from string, opts MergeOptions, o
 		return res, fmt.Errorf("%w: merge policy %q (want fail, ours or theirs)", fs.ErrInvalid, opts.Policy)
 	}
 	s := w.store
-	s.roots.RLock()
-	defer s.roots.RUnlock()
+	unlock, err := s.roots.hold(ctx)
+	if err != nil {
+		return MergeResult{}, fmt.Errorf("merge %s into %s: %w", from, w.name, err)
+	}
+	defer unlock()
 	var (
 		theirsWS *meta.Workspace
 		base     string
 	)
-	err := s.meta.View(ctx, func(tx meta.Tx) (err error) {
+	err = s.meta.View(ctx, func(tx meta.Tx) (err error) {
 		if opts.Base == "" {
 			theirsWS, base, err = sides(tx, w.tenant, w.id, from)
 			return err

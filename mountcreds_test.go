@@ -70,12 +70,13 @@ func TestScrubMountCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rewind the schema to version 10: undo the later migrations' schema
-	// changes, so each applies again (a migration after 0012 that changes
+	// changes, so each applies again (a migration after 0013 that changes
 	// the schema adds its undoing here).
 	for _, q := range []string{
 		`DROP INDEX audit_states_by_ord`,
 		`DROP INDEX audit_states_by_age`,
 		`ALTER TABLE audit_states DROP COLUMN ord`,
+		`ALTER TABLE workspaces DROP COLUMN head_gen`,
 		`DELETE FROM schema_migrations WHERE version >= 11`,
 	} {
 		if _, err := db.Exec(q); err != nil {

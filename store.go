@@ -72,6 +72,18 @@ type Options struct {
 	MountDrivers mount.Drivers
 	// OnMountConflict hears of write-back conflicts (nil accepts).
 	OnMountConflict mount.ConflictHook
+	// Shared opens the store as one of several processes sharing it
+	// (forkspace serve on several nodes; docs/decisions/023). Meta must be
+	// a database several processes can open at once that notifies and
+	// locks across them (meta.Listener and meta.Locker: pgmeta opened
+	// with Shared), and Blobs a store every process reaches (S3), else
+	// Open fails with fs.ErrInvalid. Commits then fence on each
+	// workspace's head generation (vfs.Options.Shared), other processes'
+	// changes reach this one's open workspaces and change feed by
+	// notification, Workspace catches up with the database before it
+	// returns an open workspace, and collections run one at a time
+	// across the processes.
+	Shared bool
 	// OnDelete is called by Delete with the ID of the workspace it
 	// deleted, once the deletion committed: the place to remove what a
 	// workspace left outside the store, such as the sandbox's host work
@@ -110,11 +122,14 @@ type Store struct {
 	// one transaction into another (fork, checkpoint, restore), and locked
 	// by the collector while it reads its roots, so no collection can
 	// miss a root in transit.
-	roots sync.RWMutex
+	roots rootsLock
 	// collecting serialises collections and checks.
 	collecting sync.Mutex
 
 	folder *checkpointFolder
+	// sharing follows other processes' changes (Options.Shared; nil
+	// otherwise).
+	sharing *sharing
 
 	tokensMu  sync.Mutex
 	tokens    *auth.Tokens // tokens.go
@@ -163,6 +178,11 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		}
 		s.blobs = b
 	}
+	if opts.Shared {
+		if err := s.share(); err != nil {
+			return nil, err
+		}
+	}
 	set, err := s.settings(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -175,7 +195,7 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 		Blobs: s.blobs, Meta: s.meta, Params: set.chunker,
 		InlineMax: set.inlineMax, CacheBytes: opts.CacheBytes, Defer: true,
 	})
-	if err := gc.Recover(ctx, s.gcDeps()); err != nil {
+	if err := s.recoverCollection(ctx); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.audit = audit.NewLog(s.meta)
@@ -184,7 +204,20 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	}
 	s.startFolder()
 	s.startUncovered()
+	s.startSharing()
 	return s, nil
+}
+
+// recoverCollection finishes or undoes a collection an earlier process
+// left half done (gc.Recover), holding the right to collect: in a shared
+// store another process may be collecting now.
+func (s *Store) recoverCollection(ctx context.Context) error {
+	unlock, err := s.collect(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return gc.Recover(ctx, s.gcDeps())
 }
 
 // lockDir takes an exclusive, non-blocking lock on dir/lock for the life of
@@ -314,6 +347,7 @@ func (s *Store) Close() error {
 	s.open, s.named = nil, nil
 	s.mu.Unlock()
 	s.folder.stop()
+	s.stopSharing()
 	var errs []error
 	for _, w := range open {
 		errs = append(errs, w.close())

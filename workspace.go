@@ -138,9 +138,19 @@ func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, fill
 // tenant of ctx. A missing workspace, or one of another tenant, is
 // fs.ErrNotExist. A workspace already open is found in memory without
 // reading the catalog: this process owns the store (decision 004), names
-// never change, and Delete forgets the workspace before it returns.
+// never change, and Delete forgets the workspace before it returns. In a
+// store several processes share, the open workspace first catches up
+// with what other processes committed (one read of its head generation),
+// and one another process deleted is forgotten.
 func (s *Store) Workspace(ctx context.Context, ref string) (*Workspace, error) {
 	if w := s.opened(TenantFrom(ctx), ref); w != nil {
+		err := w.CatchUp(ctx)
+		if errors.Is(err, fs.ErrNotExist) {
+			s.forget(ctx, w.id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open workspace %s: %w", ref, err)
+		}
 		return w, nil
 	}
 	var row *meta.Workspace
@@ -198,7 +208,7 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	if w, ok := s.open[row.ID]; ok {
 		return w, nil
 	}
-	f, err := vfs.Open(ctx, s.deps(), row, vfs.Options{FoldRows: s.opts.FoldRows})
+	f, err := vfs.Open(ctx, s.deps(), row, vfs.Options{FoldRows: s.opts.FoldRows, Shared: s.opts.Shared})
 	if err != nil {
 		return nil, err
 	}
@@ -323,21 +333,32 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 	if err != nil {
 		return fmt.Errorf("delete workspace %s: %w", ref, err)
 	}
-	s.mu.Lock()
-	w := s.open[row.ID]
-	delete(s.open, row.ID)
-	delete(s.named, wsName{row.Tenant, row.Name})
-	s.mu.Unlock()
-	if w != nil {
-		err = w.close()
-	}
+	err = s.forget(ctx, row.ID)
 	if row.Tenant != scratchTenant {
 		err = errors.Join(err, s.deleteScratchOf(ctx, row.ID))
 	}
+	if err != nil {
+		return fmt.Errorf("delete workspace %s: deleted, but: %w", ref, err)
+	}
+	return nil
+}
+
+// forget closes and forgets workspace id, deleted (by this process or
+// another), and tells Options.OnDelete.
+func (s *Store) forget(ctx context.Context, id string) error {
+	s.mu.Lock()
+	w := s.open[id]
+	if w != nil {
+		delete(s.open, id)
+		delete(s.named, wsName{w.tenant, w.name})
+	}
+	s.mu.Unlock()
+	var err error
+	if w != nil {
+		err = w.close()
+	}
 	if s.opts.OnDelete != nil {
-		if herr := s.opts.OnDelete(ctx, row.ID); herr != nil {
-			err = errors.Join(err, fmt.Errorf("delete workspace %s: deleted, but: %w", ref, herr))
-		}
+		err = errors.Join(err, s.opts.OnDelete(ctx, id))
 	}
 	return err
 }

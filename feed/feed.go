@@ -100,20 +100,43 @@ func (f *Feed) recorded(e Event) {
 	if e.Seq <= last {
 		return
 	}
-	add := []Event{e}
-	if e.Seq != last+1 {
-		es, _, err := f.log.Forward(context.Background(), audit.Filter{After: last})
-		if err != nil {
-			// Subscribers behind e read the gap from the database.
-			f.lg.Warn("read the change feed's gap", "after", last, "err", err)
-			f.mu.Lock()
-			f.n, f.covered = 0, e.Seq-1
-			f.mu.Unlock()
-		} else {
-			add = es
-		}
+	if e.Seq == last+1 {
+		f.publish([]Event{e})
+		return
 	}
-	f.publish(add)
+	if !f.catchUp(context.Background(), last, e.Seq) {
+		f.publish([]Event{e})
+	}
+}
+
+// Heard tells the feed that another process sharing the store committed
+// entries up to seq (0: perhaps some): it publishes, from the database,
+// every committed entry it has not.
+func (f *Feed) Heard(ctx context.Context, seq int64) {
+	f.fill.Lock()
+	defer f.fill.Unlock()
+	if last := f.Last(); seq == 0 || seq > last {
+		f.catchUp(ctx, last, seq)
+	}
+}
+
+// catchUp publishes what the database holds after last, which includes
+// seq (0: nothing known), and reports whether it could read it; the
+// caller holds fill.
+func (f *Feed) catchUp(ctx context.Context, last, seq int64) bool {
+	es, _, err := f.log.Forward(ctx, audit.Filter{After: last})
+	if err != nil {
+		f.lg.Warn("read the change feed's gap", "after", last, "err", err)
+		if seq > last {
+			// Subscribers behind seq read the gap from the database.
+			f.mu.Lock()
+			f.n, f.covered = 0, seq-1
+			f.mu.Unlock()
+		}
+		return false
+	}
+	f.publish(es)
+	return true
 }
 
 // publish appends es (in Seq order, after last) and wakes the waiters.

@@ -2,9 +2,11 @@ package meta
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/errdefs"
 )
 
 // Store is the metadata database: the workspace catalog, checkpoints, staging
@@ -86,6 +88,16 @@ type Tx interface {
 	// staging rows. The nodes and bodies they reference stay until garbage
 	// collection.
 	DeleteWorkspace(id string) error
+	// CheckHead fails with ErrHeadMoved unless the workspace's head
+	// generation (Workspace.HeadGen) is gen; AdvanceHead does the same
+	// and then increments it. A process sharing the store with others
+	// advances the generation in every transaction that changes the
+	// head's state, and checks it in one that rewrites the head without
+	// changing its state (a fold), so a process whose mirror of the head
+	// is out of date commits nothing (docs/decisions/023). A missing
+	// workspace is fs.ErrNotExist.
+	CheckHead(id string, gen int64) error
+	AdvanceHead(id string, gen int64) error
 
 	// CreateCheckpoint inserts c (fs.ErrExist if c.ID is taken).
 	CreateCheckpoint(c *Checkpoint) error
@@ -232,7 +244,15 @@ type Workspace struct {
 	Quota            Quota
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	// HeadGen counts the changes of the head's state made by processes
+	// sharing the store (Tx.AdvanceHead); 0 in a store no one shared.
+	HeadGen int64
 }
+
+// ErrHeadMoved is the error of Tx.CheckHead and Tx.AdvanceHead when the
+// workspace's head generation is not the one the caller mirrors: another
+// process changed the workspace since the caller read it.
+var ErrHeadMoved = fmt.Errorf("%w: the workspace was changed by another process", errdefs.ErrStale)
 
 // Checkpoint is a labelled, immutable tree root of a workspace.
 type Checkpoint struct {
@@ -300,4 +320,38 @@ func Sync(ctx context.Context, s Store) error {
 		return y.Sync(ctx)
 	}
 	return nil
+}
+
+// Listener is implemented by a Store several processes can share
+// (PostgreSQL). Listen calls fn with every notification on the channels
+// until ctx ends, and with a zero Notification each time it (re)connects
+// after a failure: notifications sent meanwhile are lost, so the caller
+// treats everything it mirrors as possibly changed. Listen returns ctx's
+// error; it retries failures itself.
+type Listener interface {
+	Listen(ctx context.Context, channels []string, fn func(Notification)) error
+}
+
+// Notification is one notice from another process sharing the store.
+type Notification struct {
+	Channel string
+	Payload string
+}
+
+// Channels of the notifications a shared store's transactions send when
+// they commit (pgmeta migration 0003).
+const (
+	// ChannelHeads carries "ID GEN" when a workspace's head generation
+	// moves to GEN (Tx.AdvanceHead) and "ID -1" when it is deleted.
+	ChannelHeads = "forkspace_heads"
+	// ChannelAudit carries the sequence number of each new audit entry.
+	ChannelAudit = "forkspace_audit"
+)
+
+// Locker is implemented by a Store several processes can share: locks
+// that exclude across processes. Lock blocks until it holds the lock
+// named key, shared or exclusive, or ctx ends; unlock releases it. A lost
+// connection releases the lock with it.
+type Locker interface {
+	Lock(ctx context.Context, key string, shared bool) (unlock func(), err error)
 }

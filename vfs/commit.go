@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -166,7 +167,13 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 			return fmt.Errorf("commit mutation: %w", err)
 		}
 	}
+	gen := f.headGen.Load()
 	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
+		if f.shared {
+			if err := tx.AdvanceHead(f.ws, gen); err != nil {
+				return err
+			}
+		}
 		if len(inline) > 0 {
 			if err := tx.PutInline(inline); err != nil {
 				return err
@@ -190,6 +197,9 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 	if err != nil {
 		return fmt.Errorf("commit mutation: %w", err)
 	}
+	if f.shared {
+		f.headGen.Store(gen + 1)
+	}
 	return nil
 }
 
@@ -201,9 +211,17 @@ func (f *FS) abandon(batch []*commitReq, err error) {
 	rest := f.commits.queue
 	f.commits.queue = nil
 	f.commits.mu.Unlock()
-	f.mu.RLock()
-	f.wov = f.ov.Clone()
-	f.mu.RUnlock()
+	if errors.Is(err, meta.ErrHeadMoved) {
+		// Another process changed the workspace: the callers compute
+		// their mutations again on its current state.
+		if rerr := f.reloadLocked(context.Background()); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	} else {
+		f.mu.RLock()
+		f.wov = f.ov.Clone()
+		f.mu.RUnlock()
+	}
 	f.gen.Add(1) // handles may have loaded state that never became durable
 	f.wmu.Unlock()
 	for _, req := range batch {

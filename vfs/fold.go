@@ -81,6 +81,7 @@ func (f *FS) foldLocked(ctx context.Context) error {
 	f.mu.Lock()
 	muts, maxSeq := f.ov.Mutations()
 	root := f.root
+	reloads := f.reloads.Load()
 	f.mu.Unlock()
 	if len(muts) == 0 {
 		return nil
@@ -93,7 +94,26 @@ func (f *FS) foldLocked(ctx context.Context) error {
 	for i, n := range nodes {
 		objs[i] = meta.Object{Hash: n.Hash, Data: n.Data}
 	}
+	// In a shared workspace the fold advances the head generation, so
+	// other processes drop the root it replaces (docs/decisions/023): it
+	// commits with no mutation in flight, and only if no other process
+	// changed the workspace since it read the overlay (a reload means one
+	// did).
+	var gen int64
+	if f.shared {
+		f.lockIdle()
+		defer f.wmu.Unlock()
+		if f.reloads.Load() != reloads {
+			return fmt.Errorf("fold workspace %s: %w", f.ws, meta.ErrHeadMoved)
+		}
+		gen = f.headGen.Load()
+	}
 	err = f.d.Meta.Update(ctx, func(tx meta.Tx) error {
+		if f.shared {
+			if err := tx.AdvanceHead(f.ws, gen); err != nil {
+				return err
+			}
+		}
 		if len(objs) > 0 {
 			if err := tx.PutNodes(objs); err != nil {
 				return err
@@ -110,13 +130,17 @@ func (f *FS) foldLocked(ctx context.Context) error {
 	// Readers saw root + overlay until now; they see newRoot + what was
 	// staged after maxSeq from here on: the same state. Writers likewise
 	// (mutations not yet durable have higher seqs and stay in wov).
-	f.wmu.Lock()
+	if f.shared {
+		f.headGen.Store(gen + 1)
+	} else {
+		f.wmu.Lock()
+		defer f.wmu.Unlock()
+	}
 	f.mu.Lock()
 	f.root, f.sinceFold = newRoot, 0
 	f.ov.Drop(maxSeq)
 	f.wov.Drop(maxSeq)
 	f.mu.Unlock()
-	f.wmu.Unlock()
 	return nil
 }
 

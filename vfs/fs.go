@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,14 @@ type Options struct {
 	// Quota limits the workspace. The zero value means the workspace row's
 	// quota.
 	Quota meta.Quota
+	// Shared says other processes may change the workspace (a store
+	// several processes share, docs/decisions/023): every commit that
+	// changes the state advances the workspace's head generation from the
+	// one this FS mirrors (meta.Tx.AdvanceHead) and a fold checks it, so
+	// an FS whose mirror is out of date commits nothing; it then reloads
+	// the head and computes the mutation again. CatchUp catches up
+	// without writing.
+	Shared bool
 }
 
 const (
@@ -67,6 +76,14 @@ type FS struct {
 	sinceFold int
 	quota     meta.Quota
 	closed    atomic.Bool
+
+	// shared: see Options.Shared. headGen is the head generation the
+	// durable state mirrors (written by the commit leader, Reset and
+	// reload, which never run at once); reloads counts reloads, so a
+	// fold computed before one commits nothing.
+	shared  bool
+	headGen atomic.Int64
+	reloads atomic.Uint64
 
 	foldMu sync.Mutex // serialises folds and resets
 
@@ -104,19 +121,7 @@ type FS struct {
 // the in-memory overlay. Only ws.ID and, when opts.Quota is zero, ws.Quota
 // are used from ws. A missing workspace is fs.ErrNotExist.
 func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, error) {
-	var (
-		root cas.Hash
-		rows []meta.Staged
-	)
-	err := d.Meta.View(ctx, func(tx meta.Tx) error {
-		w, err := tx.Workspace(ws.ID)
-		if err != nil {
-			return err
-		}
-		root = w.Root
-		rows, err = tx.Staged(ws.ID)
-		return err
-	})
+	root, rows, gen, err := readHead(ctx, d.Meta, ws.ID)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", ws.ID, err)
 	}
@@ -132,7 +137,24 @@ func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, e
 	if f.quota == (meta.Quota{}) {
 		f.quota = ws.Quota
 	}
+	f.shared = opts.Shared
+	f.headGen.Store(gen)
 	return f, nil
+}
+
+// readHead reads a workspace's committed root, staging rows and head
+// generation in one snapshot.
+func readHead(ctx context.Context, m meta.Store, id string) (root cas.Hash, rows []meta.Staged, gen int64, err error) {
+	err = m.View(ctx, func(tx meta.Tx) error {
+		w, err := tx.Workspace(id)
+		if err != nil {
+			return err
+		}
+		root, gen = w.Root, w.HeadGen
+		rows, err = tx.Staged(id)
+		return err
+	})
+	return root, rows, gen, err
 }
 
 // Snapshot returns a read-only filesystem over a state: the tree rooted at
@@ -285,17 +307,52 @@ func (f *FS) mutate(ctx context.Context, op, name string, in content.Intents, fn
 	if f.closed.Load() {
 		return &fs.PathError{Op: op, Path: name, Err: fs.ErrClosed}
 	}
-	f.wmu.Lock()
-	t := txn{f: f, view: kv.View{Store: f.d.KV, Root: f.root, Overlay: f.wov}, intents: in, now: time.Now().UnixNano()}
-	if err := fn(&t); err != nil {
-		f.wmu.Unlock()
-		return errdefs.PathError(op, name, err)
+	for attempt := 1; ; attempt++ {
+		f.wmu.Lock()
+		t := txn{f: f, view: kv.View{Store: f.d.KV, Root: f.root, Overlay: f.wov}, intents: in, now: time.Now().UnixNano()}
+		if err := fn(&t); err != nil {
+			f.wmu.Unlock()
+			// The mutation may have failed on an out-of-date mirror
+			// (a parent another process created): if the head moved,
+			// try again on the current one.
+			if f.shared && attempt < maxHeadRetries && f.reloadIfMoved(ctx) {
+				continue
+			}
+			return errdefs.PathError(op, name, err)
+		}
+		if len(t.muts) == 0 && len(t.intents) == 0 {
+			f.wmu.Unlock()
+			return nil
+		}
+		err := f.commitLocked(ctx, op, name, &t)
+		// Another process changed the workspace since this FS read it:
+		// the failed commit reloaded the head (abandon), so computing
+		// the mutation again applies it to the current state.
+		if !errors.Is(err, meta.ErrHeadMoved) || attempt == maxHeadRetries {
+			return err
+		}
+		if err := headBackoff(ctx, attempt); err != nil {
+			return errdefs.PathError(op, name, err)
+		}
 	}
-	if len(t.muts) == 0 && len(t.intents) == 0 {
-		f.wmu.Unlock()
+}
+
+// maxHeadRetries bounds how many times a mutation is computed again
+// because other processes kept changing the workspace (Options.Shared).
+const maxHeadRetries = 50
+
+// headBackoff waits before the attempt after a commit lost to another
+// process's: a random pause of up to 1 ms doubling with each attempt to
+// at most 64 ms, so that two processes writing one workspace stop
+// invalidating each other in lockstep.
+func headBackoff(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt-1, 6)))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
 		return nil
 	}
-	return f.commitLocked(ctx, op, name, &t)
 }
 
 // commitLocked commits t's mutations (group commit) and returns once they
@@ -323,7 +380,9 @@ func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
 	if fold && f.foldMu.TryLock() {
 		// The mutation is durable; a failed fold leaves staging in place
 		// and is retried by the next one.
-		if err := f.foldLocked(ctx); err != nil && !errors.Is(err, fs.ErrClosed) {
+		// Another process moving the head in between is no failure: the
+		// next commit folds again on the current one.
+		if err := f.foldLocked(ctx); err != nil && !errors.Is(err, fs.ErrClosed) && !errors.Is(err, meta.ErrHeadMoved) {
 			f.log.Warn("automatic fold failed", "err", err)
 		}
 		f.foldMu.Unlock()

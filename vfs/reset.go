@@ -45,7 +45,13 @@ func (f *FS) reset(ctx context.Context, root cas.Hash, staged []meta.Staged) err
 	defer f.wmu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	gen := f.headGen.Load()
 	err := f.d.Meta.Update(ctx, func(tx meta.Tx) error {
+		if f.shared {
+			if err := tx.AdvanceHead(f.ws, gen); err != nil {
+				return err
+			}
+		}
 		if err := tx.DeleteStaged(f.ws, math.MaxInt64); err != nil {
 			return err
 		}
@@ -58,6 +64,9 @@ func (f *FS) reset(ctx context.Context, root cas.Hash, staged []meta.Staged) err
 	})
 	if err != nil {
 		return fmt.Errorf("reset workspace %s: %w", f.ws, err)
+	}
+	if f.shared {
+		f.headGen.Store(gen + 1)
 	}
 	ov, seq := overlayOf(staged)
 	f.root, f.ov, f.seq, f.sinceFold = root, ov, max(f.seq, seq), 0

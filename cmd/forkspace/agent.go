@@ -14,7 +14,6 @@ import (
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/execpolicy"
 	"github.com/forkspace/forkspace/mcpserver"
-	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/sqlitemeta"
 	"github.com/forkspace/forkspace/provider"
 	"github.com/forkspace/forkspace/provider/localprovider"
@@ -55,19 +54,15 @@ func (a *app) agent(ctx context.Context, f agentFlags) (*mcpserver.Server, *prov
 	if err := os.MkdirAll(a.storeDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	blobs, err := a.blobStore()
-	if err != nil {
-		return nil, nil, err
-	}
-	var db meta.Store
-	db, err = a.metaStore(ctx, log)
-	if err == nil && db == nil {
-		db, err = sqlitemeta.Open(ctx, filepath.Join(a.storeDir, "meta.db"), sqlitemeta.Options{Logger: log})
+	stOpts, err := a.storeOptions(ctx, log)
+	if err == nil && stOpts.Meta == nil {
+		stOpts.Meta, err = sqlitemeta.Open(ctx, filepath.Join(a.storeDir, "meta.db"), sqlitemeta.Options{Logger: log})
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store %s: %w", a.storeDir, err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: db, Blobs: blobs, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
+	db := stOpts.Meta
+	st, err := forkspace.Open(ctx, stOpts)
 	if err != nil {
 		db.Close()
 		return nil, nil, err

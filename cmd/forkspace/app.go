@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/blob/fileblob"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/httpapi"
 	"github.com/forkspace/forkspace/sandbox"
@@ -59,20 +60,36 @@ func (a *app) open(ctx context.Context, create bool) (*forkspace.Store, error) {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	blobs, err := a.blobStore()
+	opts, err := a.storeOptions(ctx, log)
 	if err != nil {
 		return nil, err
 	}
-	metadata, err := a.metaStore(ctx, log)
-	if err != nil {
-		return nil, err
-	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: a.storeDir, Meta: metadata, Blobs: blobs, Logger: log, MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir})
+	st, err := forkspace.Open(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	a.st = st
 	return st, nil
+}
+
+// storeOptions opens the drivers --meta and --blob name (nil for the store
+// directory's own) and returns the store's options. PostgreSQL with the
+// bytes in a bucket is a store several processes share
+// (docs/decisions/023); with a local blob directory it stays one
+// process's.
+func (a *app) storeOptions(ctx context.Context, log *slog.Logger) (forkspace.Options, error) {
+	blobs, err := a.blobStore()
+	if err != nil {
+		return forkspace.Options{}, err
+	}
+	_, localBlobs := blobs.(*fileblob.Store)
+	shared := a.metaURL != "" && blobs != nil && !localBlobs
+	metadata, err := a.metaStore(ctx, log, shared)
+	if err != nil {
+		return forkspace.Options{}, err
+	}
+	return forkspace.Options{Dir: a.storeDir, Meta: metadata, Blobs: blobs, Shared: shared, Logger: log,
+		MountDrivers: mountDrivers(), OnDelete: sandbox.RemoveWorkDir}, nil
 }
 
 // close closes the store if it was opened. It first writes back the

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -174,7 +175,15 @@ func TestServeExecCannotReachServer(t *testing.T) {
 // returns the /mcp URL and a function that stops it (idempotent).
 func serve(t testing.TB, store string, extra ...string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--store", store, "serve", "--addr", "127.0.0.1:0"}, extra...)...)
+	_, url, stop := serveProcess(t, []string{"--store", store}, extra...)
+	return url, stop
+}
+
+// serveProcess is serve with global flags (--store, --meta, --blob…),
+// returning the process too.
+func serveProcess(t testing.TB, global []string, extra ...string) (*exec.Cmd, string, func()) {
+	t.Helper()
+	cmd := exec.Command(binary, append(append(slices.Clone(global), "serve", "--addr", "127.0.0.1:0"), extra...)...)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -202,7 +211,7 @@ func serve(t testing.TB, store string, extra ...string) (string, func()) {
 	}()
 	stopped := false
 	stop := func() {
-		if stopped {
+		if stopped || cmd.ProcessState != nil {
 			return
 		}
 		stopped = true
@@ -219,5 +228,5 @@ func serve(t testing.TB, store string, extra ...string) (string, func()) {
 			t.Error("serve did not stop on SIGTERM")
 		}
 	}
-	return url, stop
+	return cmd, url, stop
 }

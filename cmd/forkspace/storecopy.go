@@ -175,7 +175,7 @@ func (a *app) openSpec(ctx context.Context, log *slog.Logger, spec string, creat
 		}
 	}
 	sub := &app{metaURL: metaURL, blobURL: blobURL, stderr: a.stderr}
-	if s.Meta, err = sub.metaStore(ctx, log); err != nil {
+	if s.Meta, err = sub.metaStore(ctx, log, false); err != nil { // exclusive: nothing else writes a store being copied
 		return nil, err
 	}
 	if s.Meta == nil {

@@ -195,6 +195,31 @@ func (t *tx) SetRoot(id string, root cas.Hash) error {
 	})
 }
 
+// CheckHead implements meta.Tx.
+func (t *tx) CheckHead(id string, gen int64) error {
+	w, err := t.Workspace(id)
+	if err != nil {
+		return err
+	}
+	return headIs(w, gen)
+}
+
+// AdvanceHead implements meta.Tx.
+func (t *tx) AdvanceHead(id string, gen int64) error {
+	if err := t.CheckHead(id, gen); err != nil {
+		return err
+	}
+	return t.changeWorkspace(fmt.Sprintf("advance head of workspace %q", id), id, func(w *meta.Workspace) { w.HeadGen++ })
+}
+
+// headIs fails with meta.ErrHeadMoved unless w's head generation is gen.
+func headIs(w *meta.Workspace, gen int64) error {
+	if w.HeadGen != gen {
+		return fmt.Errorf("workspace %q at head generation %d, not %d: %w", w.ID, w.HeadGen, gen, meta.ErrHeadMoved)
+	}
+	return nil
+}
+
 // SetQuota implements meta.Tx.
 func (t *tx) SetQuota(id string, q meta.Quota) error {
 	return t.changeWorkspace(fmt.Sprintf("set quota of workspace %q", id), id, func(w *meta.Workspace) { w.Quota = q })

@@ -31,6 +31,8 @@ func Run(t *testing.T, open Opener) {
 		{"WorkspaceList", testWorkspaceList},
 		{"WorkspaceUpdate", testWorkspaceUpdate},
 		{"WorkspaceDelete", testWorkspaceDelete},
+		{"HeadGen", testHeadGen},
+		{"HeadGenConcurrent", testHeadGenConcurrent},
 		{"Checkpoints", testCheckpoints},
 		{"Staging", testStaging},
 		{"SessionRefs", testSessionRefs},

@@ -31,8 +31,16 @@ type Options struct {
 	// Exclusive makes the Store the database's only exclusive user while
 	// it is open: Open takes a session advisory lock on a connection of
 	// its own and fails with errdefs.ErrBusy if another process (or Store)
-	// holds it. A forkspace store sets it (decision 004 for PostgreSQL).
+	// holds it. A forkspace store opened by one process sets it
+	// (decision 004 for PostgreSQL).
 	Exclusive bool
+	// Shared makes the Store one of several processes sharing the
+	// database (forkspace serve on several nodes, docs/decisions/023):
+	// Open takes the same lock in shared mode, so shared and exclusive
+	// users exclude each other (errdefs.ErrBusy) while any number of
+	// shared ones open at once. Exclusive and Shared together are
+	// fs.ErrInvalid.
+	Shared bool
 }
 
 // Store is a meta.Store over one PostgreSQL database.
@@ -41,7 +49,7 @@ type Store struct {
 	log   *slog.Logger
 	pool  *pgxpool.Pool
 	db    *sql.DB   // database/sql over pool, for the shared queries
-	owner *pgx.Conn // holds the exclusive lock (Options.Exclusive)
+	owner *pgx.Conn // holds the owner lock (Options.Exclusive or Shared)
 
 	mu     sync.RWMutex   // write-locked by Close to stop new calls
 	closed bool           // guarded by mu
@@ -61,6 +69,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	name, err := checkURL(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Exclusive && opts.Shared {
+		return nil, fmt.Errorf("open metadata %s: %w: exclusive and shared at once", name, fs.ErrInvalid)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -89,8 +100,8 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 	if err := migrate(ctx, s.pool, ms, s.log); err != nil {
 		return nil, err
 	}
-	if opts.Exclusive {
-		if s.owner, err = takeOwnership(ctx, s.pool); err != nil {
+	if opts.Exclusive || opts.Shared {
+		if s.owner, err = takeOwnership(ctx, s.pool, opts.Shared); err != nil {
 			return nil, err
 		}
 	}
@@ -102,21 +113,28 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 // (the first 8 bytes of "fks-ownr").
 const ownerLockKey int64 = 0x666b732d6f776e72
 
-// takeOwnership takes the owner lock on a connection taken out of the pool,
-// which keeps it until Close.
-func takeOwnership(ctx context.Context, pool *pgxpool.Pool) (*pgx.Conn, error) {
+// takeOwnership takes the owner lock, exclusive or shared, on a connection
+// taken out of the pool, which keeps it until Close.
+func takeOwnership(ctx context.Context, pool *pgxpool.Pool, shared bool) (*pgx.Conn, error) {
 	pc, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, translate(err)
 	}
 	conn := pc.Hijack()
 	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, ownerLockKey).Scan(&got); err != nil {
+	query := `SELECT pg_try_advisory_lock($1)`
+	if shared {
+		query = `SELECT pg_try_advisory_lock_shared($1)`
+	}
+	if err := conn.QueryRow(ctx, query, ownerLockKey).Scan(&got); err != nil {
 		conn.Close(context.Background())
 		return nil, translate(err)
 	}
 	if !got {
 		conn.Close(context.Background())
+		if shared {
+			return nil, fmt.Errorf("%w: a process has this store's database open for itself alone", errdefs.ErrBusy)
+		}
 		return nil, fmt.Errorf("%w: another process has this store's database open", errdefs.ErrBusy)
 	}
 	return conn, nil

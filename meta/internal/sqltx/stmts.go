@@ -54,8 +54,10 @@ func (s txStmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
 type StmtCache struct {
 	prepare func(ctx context.Context, query string) (*sql.Stmt, error)
 
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
+	mu      sync.Mutex
+	stmts   map[string]*sql.Stmt
+	warming map[string]bool // queries being prepared in the background
+	warmers sync.WaitGroup  // their goroutines
 }
 
 // NewStmtCache returns a cache that prepares statements with prepare
@@ -70,22 +72,29 @@ func (c *StmtCache) Stmt(ctx context.Context, query string) (Stmt, error) {
 }
 
 // prepared returns the prepared statement of query.
+// The lock is not held while preparing, which may wait for a connection.
 func (c *StmtCache) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.stmts[query]; ok {
+	if st, ok := c.cached(query); ok {
 		return st, nil
 	}
 	st, err := c.prepare(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("prepare statement: %w", err)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if had, ok := c.stmts[query]; ok { // prepared meanwhile by another caller
+		st.Close()
+		return had, nil
+	}
 	c.stmts[query] = st
 	return st, nil
 }
 
-// Close closes the prepared statements.
+// Close waits for statements being prepared in the background and closes
+// the prepared statements. Call it before closing the pool.
 func (c *StmtCache) Close() {
+	c.warmers.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for q, st := range c.stmts {
@@ -105,10 +114,46 @@ type boundTx struct {
 	cache *StmtCache
 }
 
+// Stmt implements StmtSource. A query the cache lacks is prepared on the
+// transaction's own connection for this use, and on the pool in the
+// background for later ones: preparing on the pool here would wait for a
+// second connection while holding one, and transactions holding every
+// connection of the pool, each waiting so, never finish.
 func (b boundTx) Stmt(ctx context.Context, query string) (Stmt, error) {
-	st, err := b.cache.prepared(ctx, query)
-	if err != nil {
-		return nil, err
+	if st, ok := b.cache.cached(query); ok {
+		return b.tx.StmtContext(ctx, st), nil
 	}
-	return b.tx.StmtContext(ctx, st), nil
+	st, err := b.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	b.cache.warm(query)
+	return st, nil
+}
+
+// cached returns the statement of query if it is prepared.
+func (c *StmtCache) cached(query string) (*sql.Stmt, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.stmts[query]
+	return st, ok
+}
+
+// warm prepares query in the background, once.
+func (c *StmtCache) warm(query string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.warming == nil {
+		c.warming = make(map[string]bool)
+	}
+	if c.warming[query] {
+		return
+	}
+	c.warming[query] = true
+	c.warmers.Go(func() {
+		_, _ = c.prepared(context.Background(), query) // a failure leaves the next use to try again
+		c.mu.Lock()
+		delete(c.warming, query)
+		c.mu.Unlock()
+	})
 }

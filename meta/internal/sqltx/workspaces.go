@@ -11,14 +11,19 @@ import (
 
 const (
 	workspaceColumns = `id, tenant, name, root, parent_id, origin_checkpoint, max_bytes, max_entries, created_at, updated_at`
+	// readColumns are the columns a read returns: workspaceColumns and
+	// the head generation, which a new workspace starts at 0.
+	readColumns = workspaceColumns + `, head_gen`
 
 	qCreateWorkspace = `INSERT INTO workspaces (` + workspaceColumns + `)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, clock.now), COALESCE($10, $9, clock.now)
 		FROM (SELECT ` + nowFunc + `() AS now) AS clock
 		RETURNING created_at, updated_at`
-	qWorkspace       = `SELECT ` + workspaceColumns + ` FROM workspaces WHERE id = $1`
-	qWorkspaceByName = `SELECT ` + workspaceColumns + ` FROM workspaces WHERE tenant = $1 AND name = $2`
-	qWorkspaces      = `SELECT ` + workspaceColumns + ` FROM workspaces ORDER BY name, tenant`
+	qWorkspace       = `SELECT ` + readColumns + ` FROM workspaces WHERE id = $1`
+	qWorkspaceByName = `SELECT ` + readColumns + ` FROM workspaces WHERE tenant = $1 AND name = $2`
+	qWorkspaces      = `SELECT ` + readColumns + ` FROM workspaces ORDER BY name, tenant`
+	qHeadGen         = `SELECT head_gen FROM workspaces WHERE id = $1`
+	qAdvanceHead     = `UPDATE workspaces SET head_gen = head_gen + 1 WHERE id = $1 AND head_gen = $2`
 	qSetRoot         = `UPDATE workspaces SET root = $2, updated_at = ` + nowFunc + `() WHERE id = $1`
 	qSetQuota        = `UPDATE workspaces SET max_bytes = $2, max_entries = $3 WHERE id = $1`
 	qDeleteWorkspace = `DELETE FROM workspaces WHERE id = $1`
@@ -89,7 +94,7 @@ func scanWorkspace(rows *sql.Rows) (*meta.Workspace, error) {
 		created, updated int64
 	)
 	if err := rows.Scan(&w.ID, &w.Tenant, &w.Name, &root, &w.ParentID, &w.OriginCheckpoint,
-		&w.Quota.MaxBytes, &w.Quota.MaxEntries, &created, &updated); err != nil {
+		&w.Quota.MaxBytes, &w.Quota.MaxEntries, &created, &updated, &w.HeadGen); err != nil {
 		return nil, err
 	}
 	var err error
@@ -103,6 +108,43 @@ func scanWorkspace(rows *sql.Rows) (*meta.Workspace, error) {
 // SetRoot implements meta.Tx. A missing workspace is fs.ErrNotExist.
 func (t *Tx) SetRoot(id string, root cas.Hash) error {
 	return t.execOne(fmt.Sprintf("set root of workspace %q", id), qSetRoot, id, rootArg(root))
+}
+
+// CheckHead implements meta.Tx.
+func (t *Tx) CheckHead(id string, gen int64) error {
+	op := fmt.Sprintf("check head of workspace %q", id)
+	var have int64
+	found := false
+	err := t.query(op, qHeadGen, []any{id}, func(rows *sql.Rows) error {
+		found = true
+		return rows.Scan(&have)
+	})
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		return fmt.Errorf("%s: %w", op, errNoRow)
+	case have != gen:
+		return fmt.Errorf("%s: at generation %d, not %d: %w", op, have, gen, meta.ErrHeadMoved)
+	}
+	return nil
+}
+
+// AdvanceHead implements meta.Tx: one conditional UPDATE, so under
+// PostgreSQL's SERIALIZABLE two processes advancing from one generation
+// cannot both succeed.
+func (t *Tx) AdvanceHead(id string, gen int64) error {
+	op := fmt.Sprintf("advance head of workspace %q", id)
+	res, err := t.exec(op, qAdvanceHead, id, gen)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	} else if n == 1 {
+		return nil
+	}
+	return t.CheckHead(id, gen) // not found, or another generation
 }
 
 // SetQuota implements meta.Tx. A missing workspace is fs.ErrNotExist.

@@ -1,0 +1,177 @@
+package pgmeta_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"testing"
+	"time"
+
+	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/internal/pgtest"
+	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/meta/pgmeta"
+)
+
+func openWith(t *testing.T, url string, opts pgmeta.Options) (*pgmeta.Store, error) {
+	t.Helper()
+	opts.Logger = quiet
+	s, err := pgmeta.Open(context.Background(), url, opts)
+	if err == nil {
+		t.Cleanup(func() { s.Close() })
+	}
+	return s, err
+}
+
+// TestSharedAndExclusive: any number of shared users open one database
+// at once; an exclusive one is refused while any is open, and a shared
+// one while an exclusive one is.
+func TestSharedAndExclusive(t *testing.T) {
+	url := pgtest.DB(t)
+	if _, err := openWith(t, url, pgmeta.Options{Shared: true, Exclusive: true}); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("Shared and Exclusive together: %v, want fs.ErrInvalid", err)
+	}
+	a, err := openWith(t, url, pgmeta.Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openWith(t, url, pgmeta.Options{Shared: true}); err != nil {
+		t.Fatalf("a second shared user: %v", err)
+	}
+	if _, err := openWith(t, url, pgmeta.Options{Exclusive: true}); !errors.Is(err, errdefs.ErrBusy) {
+		t.Errorf("exclusive beside shared users: %v, want ErrBusy", err)
+	}
+	a.Close()
+	url2 := pgtest.DB(t)
+	if _, err := openWith(t, url2, pgmeta.Options{Exclusive: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openWith(t, url2, pgmeta.Options{Shared: true}); !errors.Is(err, errdefs.ErrBusy) {
+		t.Errorf("shared beside an exclusive user: %v, want ErrBusy", err)
+	}
+}
+
+// TestListen: one process hears, once each commits, another's head
+// advances, workspace deletions and audit entries, and nothing of a
+// transaction that rolled back.
+func TestListen(t *testing.T) {
+	url := pgtest.DB(t)
+	a, err := openWith(t, url, pgmeta.Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := openWith(t, url, pgmeta.Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	heard := make(chan meta.Notification, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Listen(ctx, []string{meta.ChannelHeads, meta.ChannelAudit}, func(n meta.Notification) { heard <- n })
+	}()
+	next := func() meta.Notification {
+		t.Helper()
+		select {
+		case n := <-heard:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notification within 10 s")
+		}
+		return meta.Notification{}
+	}
+	if n := next(); n != (meta.Notification{}) {
+		t.Fatalf("first notification %+v, want the zero one that says listening began", n)
+	}
+	w := meta.Workspace{ID: "ws-1", Name: "one"}
+	update := func(fn func(meta.Tx) error) error { return b.Update(context.Background(), fn) }
+	if err := update(func(tx meta.Tx) error { return tx.CreateWorkspace(&w) }); err != nil {
+		t.Fatal(err)
+	}
+	err = update(func(tx meta.Tx) error {
+		if err := tx.AdvanceHead(w.ID, 0); err != nil {
+			return err
+		}
+		return errors.New("roll back")
+	})
+	if err == nil {
+		t.Fatal("the update did not fail")
+	}
+	if err := update(func(tx meta.Tx) error { return tx.AdvanceHead(w.ID, 0) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(); n != (meta.Notification{Channel: meta.ChannelHeads, Payload: "ws-1 1"}) {
+		t.Errorf("after an advance: %+v (a rolled-back advance must not be heard)", n)
+	}
+	var seq int64
+	if err := update(func(tx meta.Tx) error {
+		e := meta.AuditEntry{WorkspaceID: w.ID, Tool: "write"}
+		err := tx.AppendAudit(&e)
+		seq = e.Seq
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(); n != (meta.Notification{Channel: meta.ChannelAudit, Payload: fmt.Sprint(seq)}) {
+		t.Errorf("after an audit entry %d: %+v", seq, n)
+	}
+	if err := update(func(tx meta.Tx) error { return tx.DeleteWorkspace(w.ID) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(); n != (meta.Notification{Channel: meta.ChannelHeads, Payload: "ws-1 -1"}) {
+		t.Errorf("after a deletion: %+v", n)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Listen returned %v after its context ended", err)
+	}
+}
+
+// TestLock: an exclusive lock excludes across stores (processes), shared
+// ones do not exclude each other, and a waiter gets the lock once it is
+// released.
+func TestLock(t *testing.T) {
+	url := pgtest.DB(t)
+	a, b := openAt(t, url), openAt(t, url)
+	ctx := context.Background()
+	short := func() context.Context {
+		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		t.Cleanup(cancel)
+		return c
+	}
+	unlock, err := a.Lock(ctx, "gc", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Lock(short(), "gc", true); err == nil {
+		t.Fatal("a shared lock beside an exclusive one")
+	}
+	if u, err := b.Lock(short(), "other", false); err != nil {
+		t.Fatalf("another key: %v", err)
+	} else {
+		u()
+	}
+	got := make(chan func(), 1)
+	go func() {
+		u, err := b.Lock(ctx, "gc", false)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- u
+	}()
+	time.Sleep(100 * time.Millisecond)
+	unlock()
+	(<-got)()
+	u1, err := a.Lock(ctx, "roots", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, err := b.Lock(short(), "roots", true)
+	if err != nil {
+		t.Fatalf("two shared locks: %v", err)
+	}
+	u1()
+	u2()
+}
