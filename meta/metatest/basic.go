@@ -151,6 +151,11 @@ func testObjects(t *testing.T, s meta.Store) {
 			// Idempotent: the same objects again, and duplicates in one call.
 			update(t, s, func(tx meta.Tx) error { return k.put(tx, append(objs, objs...)) })
 			update(t, s, func(tx meta.Tx) error { return k.put(tx, nil) })
+			// One new object twice in one small call (a group commit of
+			// two mutations writing the same body).
+			twice := meta.Object{Hash: hashOf(k.name + " twice"), Data: []byte("twice")}
+			update(t, s, func(tx meta.Tx) error { return k.put(tx, []meta.Object{twice, objs[0], twice, objs[1]}) })
+			objs = append(objs, twice)
 			for _, o := range objs {
 				got, err := k.get(ctx, o.Hash)
 				if err != nil || !bytes.Equal(got, o.Data) {

@@ -1,6 +1,11 @@
 package sqltx
 
-import "github.com/forkspace/forkspace/meta"
+import (
+	"slices"
+
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/meta"
+)
 
 // Nodes and inline bodies are immutable and content-addressed: a put of an
 // existing hash keeps its bytes and first created_at and refreshes
@@ -25,7 +30,11 @@ func (t *Tx) PutInline(bodies []meta.Object) error {
 	return t.putObjects("put inline bodies", putInline, bodies)
 }
 
+// putObjects inserts objs, each hash once: one multi-row INSERT … ON
+// CONFLICT DO UPDATE may not name a row twice on PostgreSQL (SQLSTATE
+// 21000), and a group commit can carry one body from two mutations.
 func (t *Tx) putObjects(op string, m *multiRow, objs []meta.Object) error {
+	objs = uniqueObjects(objs)
 	return t.insert(op, m, len(objs), func(i int, dst []any) {
 		data := objs[i].Data
 		if data == nil {
@@ -33,4 +42,28 @@ func (t *Tx) putObjects(op string, m *multiRow, objs []meta.Object) error {
 		}
 		dst[0], dst[1] = objs[i].Hash[:], data
 	})
+}
+
+// uniqueObjects returns objs without repeated hashes (objs itself when
+// none repeats: the common case allocates nothing beyond the check).
+func uniqueObjects(objs []meta.Object) []meta.Object {
+	if len(objs) < 2 {
+		return objs
+	}
+	seen := make(map[cas.Hash]bool, len(objs))
+	for i, o := range objs {
+		if !seen[o.Hash] {
+			seen[o.Hash] = true
+			continue
+		}
+		out := slices.Clone(objs[:i])
+		for _, o := range objs[i+1:] {
+			if !seen[o.Hash] {
+				seen[o.Hash] = true
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	return objs
 }
