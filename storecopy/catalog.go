@@ -69,6 +69,10 @@ func (cat *catalog) read(tx meta.Tx, lose func(kind, name string, err error) err
 		return err
 	}
 	for _, w := range all {
+		// Head generations fence the processes sharing a store
+		// (decision 023); the destination has none yet, so its
+		// generations start afresh.
+		w.HeadGen = 0
 		name := w.Tenant + "/" + w.Name
 		rows, err := tx.Staged(w.ID)
 		if err != nil {

@@ -176,3 +176,34 @@ func TestCopyInterrupted(t *testing.T) {
 	defer remoteStore.Close()
 	same(t, "the resumed copy", describe(t, remoteStore), want)
 }
+
+// TestCopySharedStore copies a store several processes share (head
+// generations advanced by every commit) from PostgreSQL + S3 into a
+// store directory: the copy verifies, starts every generation afresh and
+// reads as the source does.
+func TestCopySharedStore(t *testing.T) {
+	ctx := context.Background()
+	v := s3test.StartVersity(t, "bucket")
+	rem := newRemote(t, v, "bucket", "shared")
+	side := rem.sharedSide(t)
+	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), Meta: side.Meta, Blobs: side.Blobs, Shared: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, st)
+	want := describe(t, st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "local")
+	src, dst := rem.side(t), localSide(t, dir)
+	r, err := storecopy.Copy(ctx, src, dst, storecopy.Options{})
+	closeSide(t, src)
+	closeSide(t, dst)
+	if err != nil || !r.Verified {
+		t.Fatalf("copy of a shared store: %+v, %v", r, err)
+	}
+	local := openLocal(t, dir)
+	defer local.Close()
+	same(t, "the copy of the shared store", describe(t, local), want)
+}

@@ -12,8 +12,9 @@
 // rerun from the same source completes, and that anything else refuses.
 // What a copy does not move: garbage collection's bookkeeping (upload
 // intents, condemned blobs), which describes work in progress on the
-// source, and the staging log's own version numbers, which the
-// destination numbers afresh.
+// source, and the numbers that only order a store's own changes: the
+// staging log's versions and the workspaces' head generations (decision
+// 023), which the destination starts afresh.
 //
 // Salvage (Options.Salvage) copies out of a damaged source what can still
 // be read, walking each workspace state's tree instead of scanning the

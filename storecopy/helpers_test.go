@@ -84,6 +84,18 @@ func (r remote) side(t testing.TB) storecopy.Side {
 	return storecopy.Side{Meta: m, Blobs: b, Name: "pg+" + b.Location(), BlobLocation: b.Location()}
 }
 
+// sharedSide opens the remote's drivers for a store several processes
+// share.
+func (r remote) sharedSide(t testing.TB) storecopy.Side {
+	t.Helper()
+	m, err := pgmeta.Open(context.Background(), r.url, pgmeta.Options{Logger: quiet, Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.blobs(t)
+	return storecopy.Side{Meta: m, Blobs: b, Name: "pg+" + b.Location(), BlobLocation: b.Location()}
+}
+
 // open opens the remote as a forkspace store.
 func (r remote) open(t testing.TB) *forkspace.Store {
 	t.Helper()
