@@ -30,6 +30,17 @@ func bucketStore(t *testing.T, v *s3test.Versity, bucket, prefix string) *forksp
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := forkspace.Open(ctx, forkspace.Options{Meta: m, Blobs: bucketBlobs(t, v, bucket, prefix), InlineMax: 512, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// bucketBlobs opens a blob store under prefix in bucket.
+func bucketBlobs(t *testing.T, v *s3test.Versity, bucket, prefix string) *s3blob.Store {
+	t.Helper()
 	b, err := s3blob.Open(s3blob.Options{
 		Bucket: bucket, Prefix: prefix, Endpoint: v.URL, PathStyle: true, Region: s3test.Region,
 		Credentials: &s3client.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
@@ -37,12 +48,7 @@ func bucketStore(t *testing.T, v *s3test.Versity, bucket, prefix string) *forksp
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Meta: m, Blobs: b, InlineMax: 512, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return b
 }
 
 // keys lists the bucket's keys under prefix, sorted.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/internal/pgtest"
+	"github.com/forkspace/forkspace/internal/s3test"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/pgmeta"
 )
@@ -20,26 +21,65 @@ import (
 // writes again without being reopened (the pool reconnects); every write
 // that returned nil reads back, in the same store and after reopening
 // it; a write that failed left its file absent or whole; fsck is clean.
+// The store is one process's own (blobs in a directory), then one of two
+// processes sharing it (Options.Shared, blobs in versitygw), where the
+// other process, which had the workspace open across the restart, reads
+// what the first acknowledged.
 func TestPostgresRestart(t *testing.T) {
-	ctx := context.Background()
-	srv := pgtest.Own(t)
-	url := srv.DB(t)
-	dir := t.TempDir()
-	open := func() (*forkspace.Store, meta.Store) {
-		m, err := pgmeta.Open(ctx, url, pgmeta.Options{Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
+	t.Run("exclusive", func(t *testing.T) {
+		srv := pgtest.Own(t)
+		url, dir := srv.DB(t), t.TempDir()
+		restartUnderWrites(t, srv, func() (*forkspace.Store, meta.Store) {
+			m, err := pgmeta.Open(context.Background(), url, pgmeta.Options{Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return openStore(t, forkspace.Options{Dir: dir, Meta: m}), m
+		}, nil)
+	})
+	t.Run("shared", func(t *testing.T) {
+		srv := pgtest.Own(t)
+		url := srv.DB(t)
+		v := s3test.StartVersity(t, "restart")
+		open := func() (*forkspace.Store, meta.Store) {
+			m, err := pgmeta.Open(context.Background(), url, pgmeta.Options{Logger: quiet, Shared: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return openStore(t, forkspace.Options{Dir: t.TempDir(), Meta: m, Blobs: bucketBlobs(t, v, "restart", "p"), Shared: true}), m
 		}
-		st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, Meta: m, Logger: quiet, InlineMax: 512})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, m
+		other, _ := open()
+		defer other.Close()
+		restartUnderWrites(t, srv, open, other)
+	})
+}
+
+// openStore opens a store with the tests' small inline limit.
+func openStore(t *testing.T, o forkspace.Options) *forkspace.Store {
+	t.Helper()
+	o.Logger, o.InlineMax = quiet, 512
+	st, err := forkspace.Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return st
+}
+
+// restartUnderWrites restarts srv under writes to the store open returns
+// (see TestPostgresRestart); other, if set, is another process sharing
+// the store, which opens the workspace before the restart and must read
+// what was acknowledged after it.
+func restartUnderWrites(t *testing.T, srv *pgtest.Server, open func() (*forkspace.Store, meta.Store), other *forkspace.Store) {
+	ctx := context.Background()
 	st, m := open()
 	w, err := st.Create(ctx, "w", forkspace.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if other != nil {
+		if _, err := other.Workspace(ctx, "w"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	content := func(i int) []byte {
 		if i%5 == 0 {
@@ -161,6 +201,9 @@ func TestPostgresRestart(t *testing.T) {
 	}
 	settingsWhole(m)
 	check(st, "in the store that lived through the restart")
+	if other != nil {
+		check(other, "in the other process")
+	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}

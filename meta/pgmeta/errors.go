@@ -19,7 +19,28 @@ import (
 // serialization failure or deadlock errdefs.ErrBusy (Update retries those
 // first), data corruption errdefs.ErrCorrupt and a full disk
 // syscall.ENOSPC.
-var translate = sqltx.Translator(sentinelOf)
+// A failure to connect is reported without its cause in the chain: on a
+// unix socket that cause is ENOENT while the server restarts, which
+// errors.Is would take for fs.ErrNotExist, a missing row (a process
+// sharing the store forgot its open workspace as deleted).
+func translate(err error) error { return translateRows(unreachable(err)) }
+
+var translateRows = sqltx.Translator(sentinelOf)
+
+// unreachable hides the cause of a failure to connect (see translate).
+func unreachable(err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	return &connectError{msg: err.Error()}
+}
+
+// connectError is a failure to reach the server, with its cause's text
+// but not its chain.
+type connectError struct{ msg string }
+
+func (e *connectError) Error() string { return e.msg }
 
 func sentinelOf(err error) error {
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {

@@ -148,3 +148,19 @@ func TestUpdateSerializable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnreachableIsNotMissing: with the server gone (its unix socket
+// absent: ENOENT, as while it restarts), the failure is not
+// fs.ErrNotExist, which callers read as a missing row.
+func TestUnreachableIsNotMissing(t *testing.T) {
+	ctx := context.Background()
+	url := "postgres:///nowhere?host=" + t.TempDir() + "&user=" + pgtest.User + "&sslmode=disable&connect_timeout=2"
+	s, err := pgmeta.Open(ctx, url, pgmeta.Options{Logger: quiet})
+	if err == nil {
+		defer s.Close()
+		err = s.View(ctx, func(tx meta.Tx) error { _, err := tx.Workspace("w"); return err })
+	}
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an unreachable server: %v, want an error that is not fs.ErrNotExist", err)
+	}
+}
