@@ -28,12 +28,12 @@ type sharedFixture struct {
 	prefix string
 }
 
-func newSharedFixture(t *testing.T) *sharedFixture {
+func newSharedFixture(t testing.TB) *sharedFixture {
 	return &sharedFixture{db: pgtest.DB(t), s3: s3test.StartVersity(t, "shared"), prefix: "store"}
 }
 
 // open opens one more process's view of the store (Options.Shared).
-func (fx *sharedFixture) open(t *testing.T) *forkspace.Store {
+func (fx *sharedFixture) open(t testing.TB) *forkspace.Store {
 	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.DiscardHandler)

@@ -12,6 +12,15 @@
 // rows, mirrored in memory by a kv.Overlay; reads use kv.View{root,
 // overlay} and never touch SQL beyond tree nodes the kv cache lacks.
 //
+// # Shared workspaces
+//
+// With Options.Shared other processes may change the workspace too (a
+// store several processes share, docs/decisions/023): every commit that
+// changes the state advances the workspace's head generation from the one
+// the mirror reflects, so a commit on an out-of-date mirror changes
+// nothing; the FS then reloads the head and computes the mutation again
+// (shared.go). Notice and CatchUp bring the mirror up to date for reads.
+//
 // # Mutations
 //
 // Every mutation validates its input and computes its key mutations under

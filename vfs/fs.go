@@ -339,7 +339,7 @@ func (f *FS) mutate(ctx context.Context, op, name string, in content.Intents, fn
 
 // maxHeadRetries bounds how many times a mutation is computed again
 // because other processes kept changing the workspace (Options.Shared).
-const maxHeadRetries = 50
+const maxHeadRetries = 100
 
 // headBackoff waits before the attempt after a commit lost to another
 // process's: a random pause of up to 1 ms doubling with each attempt to

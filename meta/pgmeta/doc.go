@@ -42,6 +42,13 @@
 // "C") as in SQLite; setting values are BYTEA because TEXT cannot hold a
 // NUL byte.
 //
+// Sharing (docs/decisions/023): Options.Exclusive makes one process the
+// database's only user, Options.Shared one of many; Listen delivers the
+// notifications migration 0003's triggers send when a workspace's head
+// generation moves, a workspace is deleted or an audit entry is appended
+// (meta.Listener), and Lock takes advisory locks across processes
+// (meta.Locker).
+//
 // Errors: a missing row or parent row wraps fs.ErrNotExist, a taken key
 // fs.ErrExist, writes in a View errdefs.ErrReadOnly, repeated serialization
 // failures errdefs.ErrBusy, calls after Close fs.ErrClosed; pgx's error

@@ -186,7 +186,7 @@ const maxAttempts = 50
 // its own (concurrent Updates run side by side, PostgreSQL orders them);
 // when the transaction fails with a serialization failure or a deadlock
 // (SQLSTATE 40001, 40P01), at fn's statements or at COMMIT, it is rolled
-// back and fn runs again, after a short random wait, up to maxAttempts
+// back and fn runs again, after a random wait (retryWait), up to maxAttempts
 // times (then the error wraps errdefs.ErrBusy). When ctx is done before fn
 // starts, fn does not run and Update returns ctx's error; once fn runs its
 // statements are not interrupted. A panic in fn rolls the transaction
@@ -204,9 +204,17 @@ func (s *Store) Update(ctx context.Context, fn func(meta.Tx) error) error {
 		if err == nil || !retryable(err) || attempt == maxAttempts {
 			return err
 		}
-		backoff := time.Duration(min(attempt, 10)) * time.Millisecond
-		time.Sleep(backoff/2 + rand.N(backoff))
+		time.Sleep(retryWait(attempt))
 	}
+}
+
+// retryWait is the pause before attempt+1: exponential backoff with full
+// jitter, from up to 1 ms doubling to up to 128 ms. Writers that all
+// update one row (a popular inline body's touch, a workspace's head
+// generation from several processes) otherwise keep colliding at the
+// same short intervals until they run out of attempts.
+func retryWait(attempt int) time.Duration {
+	return time.Millisecond/4 + rand.N(time.Millisecond<<min(attempt-1, 7))
 }
 
 // updateOnce runs fn in one transaction and commits it if fn succeeds.
