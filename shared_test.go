@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,5 +241,105 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSharedCollections runs collections on two nodes at once while both
+// write, fork and delete: collections take turns across the nodes, every
+// acknowledged file reads back on both afterwards, and a check finds the
+// store whole.
+func TestSharedCollections(t *testing.T) {
+	ctx := context.Background()
+	fx := newSharedFixture(t)
+	a, b := fx.open(t), fx.open(t)
+	wa, err := a.Create(ctx, "w", forkspace.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb, err := b.Workspace(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := func(i int) []byte {
+		p := make([]byte, 40<<10) // past the inline limit: a blob each
+		copy(p, fmt.Sprintf("file %d", i))
+		return p
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		written []int
+	)
+	stop := make(chan struct{})
+	for n, w := range []*forkspace.Workspace{wa, wb} {
+		wg.Go(func() {
+			for i := n; ; i += 2 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := w.WriteFile(ctx, fmt.Sprintf("f%03d", i), content(i), 0o644); err != nil {
+					t.Errorf("write %d: %v", i, err)
+					return
+				}
+				if i%10 == n { // a fork and its deletion: garbage for the collections
+					name := fmt.Sprint("fork", i)
+					f, err := w.Fork(ctx, name, forkspace.ForkOptions{})
+					if err == nil {
+						err = f.WriteFile(ctx, "own", content(-i), 0o644)
+					}
+					if err == nil {
+						err = []*forkspace.Store{a, b}[n].Delete(ctx, name)
+					}
+					if err != nil {
+						t.Errorf("fork %s: %v", name, err)
+						return
+					}
+				}
+				mu.Lock()
+				written = append(written, i)
+				mu.Unlock()
+			}
+		})
+	}
+	var reclaimed atomic.Int64
+	for range 3 {
+		var gcs sync.WaitGroup
+		for _, st := range []*forkspace.Store{a, b} {
+			gcs.Go(func() {
+				r, err := st.GC(ctx, forkspace.GCOptions{Grace: -1})
+				if err != nil {
+					t.Errorf("gc: %v", err)
+				}
+				reclaimed.Add(r.Reclaimed.Blobs)
+			})
+		}
+		gcs.Wait()
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d files written, %d blobs reclaimed during the collections", len(written), reclaimed.Load())
+	if len(written) == 0 || reclaimed.Load() == 0 {
+		t.Fatal("no write finished or no blob was reclaimed during the collections: the test raced nothing")
+	}
+	for _, st := range []*forkspace.Store{a, b} {
+		w, err := st.Workspace(ctx, "w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range written {
+			got, err := w.ReadFile(ctx, fmt.Sprintf("f%03d", i))
+			if err != nil || string(got) != string(content(i)) {
+				t.Fatalf("f%03d after the collections: %d bytes, %v", i, len(got), err)
+			}
+		}
+	}
+	r, err := a.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Clean() {
+		t.Errorf("check after collections on two nodes: %+v", r.Problems)
 	}
 }
