@@ -1,11 +1,15 @@
 package forkspace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/forkspace/forkspace/blob"
+	"github.com/forkspace/forkspace/blob/diskcache"
+	"github.com/forkspace/forkspace/blob/packblob"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -50,4 +54,59 @@ func checkBlobStore(tx meta.Tx, opts Options) error {
 		return fmt.Errorf("open store: %w: its blobs are in %s, not %s (open it with %s)", fs.ErrInvalid, rec, cur, how)
 	}
 	return nil
+}
+
+// PackOptions configure how a store packs small blobs
+// (docs/decisions/022). Packing applies to blob stores that ask for it
+// (blob.Packable: s3blob); local directories keep one file per blob.
+type PackOptions struct {
+	// Disable keeps one object per blob on a store that would pack.
+	Disable bool
+	// MaxPacked is the largest blob packed (packblob.DefaultMaxPacked if
+	// zero); PackSize the size at which a pack is stored without waiting
+	// for a commit (packblob.DefaultPackSize if zero).
+	MaxPacked int
+	PackSize  int
+	// CacheDir is the local disk cache of blobs read from the store
+	// (blob/diskcache; default: blobcache/ in the store directory, when
+	// the store has one). CacheBytes bounds it (DefaultCacheBytes if
+	// zero; negative: no cache).
+	CacheDir   string
+	CacheBytes int64
+}
+
+// DefaultCacheBytes bounds the disk cache of a remote blob store.
+const DefaultCacheBytes = 1 << 30
+
+// packBlobs wraps b in a packblob.Store indexed in m, read through a disk
+// cache in o.CacheDir (else dir/blobcache), when b asks for packing and o
+// does not disable it; otherwise it returns b and nil.
+func packBlobs(m meta.Store, b blob.Store, dir string, o PackOptions) (blob.Store, *packblob.Store, error) {
+	p, ok := b.(blob.Packable)
+	if !ok || o.Disable {
+		return b, nil, nil
+	}
+	cacheDir := o.CacheDir
+	if cacheDir == "" && dir != "" {
+		cacheDir = filepath.Join(dir, "blobcache")
+	}
+	var c *diskcache.Cache
+	if cacheDir != "" && o.CacheBytes >= 0 {
+		var err error
+		if c, err = diskcache.Open(cacheDir, cmp.Or(o.CacheBytes, DefaultCacheBytes)); err != nil {
+			return b, nil, err
+		}
+	}
+	po := packblob.Options{Packs: p.PackStore(), Meta: m, MaxPacked: o.MaxPacked, PackSize: o.PackSize}
+	if c != nil {
+		po.Prefetched = c.Add
+	}
+	ps, err := packblob.New(b, po)
+	switch {
+	case err != nil:
+		return b, nil, err
+	case c == nil:
+		return ps, ps, nil
+	}
+	return diskcache.Wrap(ps, c), ps, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/forkspace/forkspace/blob/packblob"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/meta"
@@ -33,6 +34,16 @@ type GCReport struct {
 	Plan *gc.Plan `json:"plan"`
 	// Reclaimed is what was deleted (zero for a dry run).
 	Reclaimed gc.Counts `json:"reclaimed"`
+	// Packs is the compaction of packs that followed, on a store that
+	// packs small blobs (nil otherwise).
+	Packs *PackCompaction `json:"packs,omitempty"`
+}
+
+// PackCompaction is the pack part of a collection: the plan, and what was
+// done (zero for a dry run). See packblob.CompactPlan.Execute.
+type PackCompaction struct {
+	Plan *packblob.CompactPlan  `json:"plan"`
+	Done packblob.CompactReport `json:"done"`
 }
 
 // GC collects garbage: tree nodes, inline bodies and blobs that no
@@ -60,12 +71,33 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	}
 	r := GCReport{DryRun: opts.DryRun, Grace: p.Now.Sub(p.Cutoff), Plan: p}
 	if opts.DryRun {
-		return r, nil
+		return r, s.compactPacks(ctx, &r)
 	}
 	if r.Reclaimed, err = p.Execute(ctx); err != nil {
 		return r, fmt.Errorf("collect garbage: %w", err)
 	}
+	if err := s.compactPacks(ctx, &r); err != nil {
+		return r, fmt.Errorf("collect garbage: %w", err)
+	}
 	return r, nil
+}
+
+// compactPacks rewrites the packs the collection left mostly dead and
+// deletes retired packs past the grace period (docs/decisions/022).
+func (s *Store) compactPacks(ctx context.Context, r *GCReport) error {
+	if s.packs == nil {
+		return nil
+	}
+	plan, err := s.packs.PlanCompaction(ctx, packblob.CompactOptions{Grace: r.Grace})
+	if err != nil {
+		return err
+	}
+	r.Packs = &PackCompaction{Plan: plan}
+	if r.DryRun {
+		return nil
+	}
+	r.Packs.Done, err = plan.Execute(ctx)
+	return err
 }
 
 // Check verifies the store's integrity: the metadata database's own
@@ -88,7 +120,11 @@ func (s *Store) Check(ctx context.Context) (*gc.CheckReport, error) {
 			return nil, fmt.Errorf("check store: %w", metaErr)
 		}
 	}
-	r, err := gc.Check(ctx, s.gcDeps(), gc.Options{Lock: &s.roots, Logger: s.log})
+	d := s.gcDeps()
+	if s.packs != nil {
+		d.Blobs = s.packs // the bucket, not the disk cache in front of it
+	}
+	r, err := gc.Check(ctx, d, gc.Options{Lock: &s.roots, Logger: s.log})
 	if metaErr == nil {
 		if err != nil {
 			return nil, fmt.Errorf("check store: %w", err)

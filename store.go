@@ -21,6 +21,7 @@ import (
 	"github.com/forkspace/forkspace/auth"
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/blob/fileblob"
+	"github.com/forkspace/forkspace/blob/packblob"
 	"github.com/forkspace/forkspace/chunk"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
@@ -57,6 +58,9 @@ type Options struct {
 	// pgmeta.Options{Exclusive: true}) (docs/decisions/018).
 	Meta  meta.Store
 	Blobs blob.Store
+	// Packs configures packing small blobs on blob stores that want it
+	// (S3: on by default; blobstore.go).
+	Packs PackOptions
 	// InlineMax is the largest file kept inline in metadata. It is fixed
 	// when the store is created (default 16 KiB).
 	InlineMax int
@@ -107,6 +111,7 @@ func DefaultDir() string {
 type Store struct {
 	meta    meta.Store
 	blobs   blob.Store
+	packs   *packblob.Store // blobs, when it packs (else nil)
 	kv      *kv.Store
 	content *content.Store
 	log     *slog.Logger
@@ -186,6 +191,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	set, err := s.settings(ctx, opts)
 	if err != nil {
 		return nil, err
+	}
+	if s.blobs, s.packs, err = packBlobs(s.meta, s.blobs, dir, opts.Packs); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.kv = kv.New(s.meta, kv.Options{Seed: set.seed, CacheBytes: opts.CacheBytes})
 	// New chunks wait for the disk together, once per metadata commit

@@ -70,3 +70,22 @@ type Deferred interface {
 	// stored it.
 	Sync(ctx context.Context) error
 }
+
+// Packable is implemented by stores where every object costs a request
+// (s3blob), so that small blobs are better written together in packs
+// (blob/packblob, docs/decisions/022). PackStore returns a store on the
+// same backend for the pack objects, apart from the blobs: its objects
+// are never listed, read or deleted as blobs of the store (s3blob:
+// PREFIX/packs/). Closing either store leaves the other open.
+type Packable interface {
+	PackStore() Store
+}
+
+// RangeReader is implemented by stores that read a range the caller knows
+// to lie inside a blob in one request (s3blob: without asking for the
+// blob's size first). ReadRange returns exactly n bytes at off, not
+// verified; a blob that is shorter is errdefs.ErrCorrupt, a missing one
+// fs.ErrNotExist.
+type RangeReader interface {
+	ReadRange(ctx context.Context, id cas.Hash, off, n int64) ([]byte, error)
+}

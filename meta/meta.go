@@ -141,6 +141,9 @@ type Tx interface {
 
 	// HistoryTx keeps the states audited calls produced (meta/history.go).
 	HistoryTx
+
+	// PackTx keeps the index of packs of small blobs (meta/packs.go).
+	PackTx
 }
 
 // GCTx is the part of a Tx that garbage collection (package gc) relies on:

@@ -4,6 +4,8 @@
 // # Layout
 //
 //	<prefix>/blobs/<hex>   the blob whose lowercase hex address is <hex>
+//	<prefix>/packs/<hex>   pack objects (PackStore: blob.Packable), which
+//	                       blob/packblob writes and indexes in metadata
 //
 // Several stores share a bucket under different prefixes without seeing
 // each other: a store lists only the keys directly below its own
@@ -26,7 +28,9 @@
 // prefix and a retried Put never leaves half a blob.
 //
 // Get is one GetObject (a Range for a partial read); a whole-blob Get is
-// verified against its address (errdefs.ErrCorrupt). Stat is HeadObject,
+// verified against its address (errdefs.ErrCorrupt); ReadRange
+// (blob.RangeReader) reads a range known to exist without the HeadObject
+// a ranged Get first sends. Stat is HeadObject,
 // List pages through ListObjectsV2, Delete is DeleteObject.
 //
 // # Faults

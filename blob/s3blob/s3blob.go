@@ -25,8 +25,10 @@ import (
 )
 
 var (
-	_ blob.Store   = (*Store)(nil)
-	_ blob.Locator = (*Store)(nil)
+	_ blob.Store       = (*Store)(nil)
+	_ blob.Locator     = (*Store)(nil)
+	_ blob.Packable    = (*Store)(nil)
+	_ blob.RangeReader = (*Store)(nil)
 )
 
 // Defaults of Options.
@@ -110,6 +112,16 @@ func Open(o Options) (*Store, error) {
 // refuse to be opened over another store's blobs.
 func (s *Store) Location() string {
 	return "s3://" + s.bucket + "/" + strings.TrimSuffix(strings.TrimSuffix(s.dir, "blobs/"), "/")
+}
+
+// PackStore returns the store of pack objects beside s, under
+// PREFIX/packs/ (blob.Packable): same bucket, client and options, its own
+// Close.
+func (s *Store) PackStore() blob.Store {
+	return &Store{
+		client: s.client, bucket: s.bucket, dir: strings.TrimSuffix(s.dir, "blobs/") + "packs/",
+		attempts: s.attempts, timeout: s.timeout,
+	}
 }
 
 // Key returns the object key of blob id.
@@ -234,6 +246,37 @@ func (s *Store) Get(ctx context.Context, id cas.Hash, off, length int64) ([]byte
 		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", off, end-1))
 		want = end - off
 	}
+	return s.getChecked(ctx, id, in, whole, want)
+}
+
+// ReadRange reads n bytes at off of a blob the caller knows holds them
+// (blob.RangeReader): one ranged GetObject, no HeadObject. A shorter blob
+// is errdefs.ErrCorrupt.
+func (s *Store) ReadRange(ctx context.Context, id cas.Hash, off, n int64) ([]byte, error) {
+	if err := s.check(ctx, "get", id); err != nil {
+		return nil, err
+	}
+	if off < 0 || n < 0 {
+		return nil, fmt.Errorf("get blob %s: %w: range %d+%d", id, fs.ErrInvalid, off, n)
+	}
+	if n == 0 {
+		return []byte{}, nil
+	}
+	in := &s3.GetObjectInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(s.Key(id)),
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+n-1)),
+	}
+	data, err := s.getChecked(ctx, id, in, false, n)
+	if s3client.Status(err) == http.StatusRequestedRangeNotSatisfiable {
+		return nil, fmt.Errorf("get blob %s: %w: range %d+%d outside the object: %w", id, errdefs.ErrCorrupt, off, n, err)
+	}
+	return data, err
+}
+
+// getChecked runs in until its body arrives whole (at most s.attempts
+// times), then checks its length against want (unless negative) and, for
+// a whole blob, its address.
+func (s *Store) getChecked(ctx context.Context, id cas.Hash, in *s3.GetObjectInput, whole bool, want int64) ([]byte, error) {
 	var err error
 	for range s.attempts {
 		var data []byte

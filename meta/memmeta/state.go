@@ -38,6 +38,10 @@ type state struct {
 	// history holds the states audited calls produced, in Seq order
 	// (memmeta/history.go).
 	history []recorded
+	// packs and packEntries are the pack index (memmeta/packs.go); a
+	// pack's live counts are computed when listed.
+	packs       map[cas.Hash]meta.Pack
+	packEntries map[cas.Hash]meta.PackEntry
 }
 
 // object is a stored node or inline body and its touch time.
@@ -60,6 +64,8 @@ func newState() *state {
 		conflicts:   map[string]map[string]meta.Conflict{},
 		tenants:     map[string]time.Time{meta.DefaultTenant: time.Now().UTC().Round(0)},
 		tokens:      map[string]meta.Token{},
+		packs:       map[cas.Hash]meta.Pack{},
+		packEntries: map[cas.Hash]meta.PackEntry{},
 	}
 }
 

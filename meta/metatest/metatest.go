@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 		{"Condemn", testCondemn},
 		{"Tenants", testTenants},
 		{"Tokens", testTokens},
+		{"Packs", testPacks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
