@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forkspace/forkspace/blob/packblob"
 	"io/fs"
 	"maps"
 	"slices"
@@ -110,8 +111,17 @@ func Copy(ctx context.Context, src, dst Side, o Options) (*Report, error) {
 		o.Parallel = 8
 	}
 	r := &Report{From: src.Name, To: dst.Name}
-	c := &copier{src: src, dst: dst, o: o, r: r}
+	// A store that packs small blobs (S3, decision 022) holds most of
+	// them in packs that only its own metadata indexes: read and write
+	// its blobs through the pack layer. (Not closed: it would close the
+	// side's blob store; every pack is stored by the copy's Sync.)
 	var err error
+	for _, side := range []*Side{&src, &dst} {
+		if side.Blobs, _, err = packblob.IfPackable(side.Blobs, packblob.Options{Meta: side.Meta}); err != nil {
+			return nil, err
+		}
+	}
+	c := &copier{src: src, dst: dst, o: o, r: r}
 	if r.Resumed, err = claim(ctx, src, dst); err != nil {
 		return nil, err
 	}

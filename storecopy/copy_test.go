@@ -42,7 +42,8 @@ func TestCopyRoundTrip(t *testing.T) {
 	if !r.Verified || r.Blobs == 0 || r.Tables["workspaces"].Rows != 4 || r.Tables["audit_log"].Rows == 0 || r.Tables["states"].Rows == 0 {
 		t.Errorf("report: %+v", r)
 	}
-	if keys := v.Keys(t, "bucket", "stores/one/"); int64(len(keys)) != r.Blobs {
+	if keys := v.Keys(t, "bucket", "stores/one/"); len(keys) == 0 || int64(len(keys)) > r.Blobs {
+		// Small blobs share pack objects (decision 022).
 		t.Errorf("the bucket holds %d objects under the prefix, the report says %d blobs", len(keys), r.Blobs)
 	}
 	remoteStore := rem.open(t)
@@ -144,8 +145,10 @@ func TestCopyInterrupted(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	src, dst := localSide(t, srcDir), rem.side(t)
+	interrupted := false
 	_, err := storecopy.Copy(cctx, src, dst, storecopy.Options{Parallel: 1, Progress: func(p storecopy.Progress) {
 		if p.Phase == "blobs" && p.Done == 1 {
+			interrupted = true
 			cancel()
 		}
 	}})
@@ -154,8 +157,8 @@ func TestCopyInterrupted(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted copy: %v", err)
 	}
-	if n := len(v.Keys(t, "bucket", "p/")); n == 0 {
-		t.Fatal("the interrupted copy wrote no blob: the test interrupts nothing")
+	if !interrupted { // (the blob it wrote waits in a pack not stored: decision 022)
+		t.Fatal("the copy was not interrupted while writing blobs: the test interrupts nothing")
 	}
 	side := rem.side(t)
 	_, err = forkspace.Open(ctx, forkspace.Options{Meta: side.Meta, Blobs: side.Blobs, Logger: quiet})

@@ -93,6 +93,22 @@ func New(blobs blob.Store, o Options) (*Store, error) {
 	return s, nil
 }
 
+// IfPackable returns b wrapped in a Store whose packs are b's PackStore
+// when b is a blob.Packable (s3blob), o.Packs set so; otherwise b itself
+// and false.
+func IfPackable(b blob.Store, o Options) (blob.Store, bool, error) {
+	p, ok := b.(blob.Packable)
+	if !ok {
+		return b, false, nil
+	}
+	o.Packs = p.PackStore()
+	s, err := New(b, o)
+	if err != nil {
+		return b, false, err
+	}
+	return s, true, nil
+}
+
 func (s *Store) check(ctx context.Context, op string, id cas.Hash) error {
 	if s.closed.Load() {
 		return fmt.Errorf("%s blob %s: %w", op, id, fs.ErrClosed)

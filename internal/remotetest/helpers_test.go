@@ -22,7 +22,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 var quiet = slog.New(slog.DiscardHandler)
 
 // bucketStore opens a store on a new PostgreSQL database with its blobs
-// under prefix in bucket (closed when the test ends).
+// under prefix in bucket (closed when the test ends), one object per blob
+// (packs off: its tests name each blob's object; packs in a bucket:
+// TestPacksOnS3, blob/packblob).
 func bucketStore(t *testing.T, v *s3test.Versity, bucket, prefix string) *forkspace.Store {
 	t.Helper()
 	ctx := context.Background()
@@ -30,7 +32,8 @@ func bucketStore(t *testing.T, v *s3test.Versity, bucket, prefix string) *forksp
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := forkspace.Open(ctx, forkspace.Options{Meta: m, Blobs: bucketBlobs(t, v, bucket, prefix), InlineMax: 512, Logger: quiet})
+	st, err := forkspace.Open(ctx, forkspace.Options{Meta: m, Blobs: bucketBlobs(t, v, bucket, prefix), InlineMax: 512, Logger: quiet,
+		Packs: forkspace.PackOptions{Disable: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
