@@ -14,6 +14,7 @@ import (
 	"github.com/forkspace/forkspace/internal/pgtest"
 	"github.com/forkspace/forkspace/internal/s3client"
 	"github.com/forkspace/forkspace/internal/s3test"
+	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/pgmeta"
 )
 
@@ -27,18 +28,26 @@ var quiet = slog.New(slog.DiscardHandler)
 // TestPacksOnS3, blob/packblob).
 func bucketStore(t *testing.T, v *s3test.Versity, bucket, prefix string) *forkspace.Store {
 	t.Helper()
+	st, _ := openBucketStore(t, v, bucket, prefix, forkspace.PackOptions{Disable: true})
+	return st
+}
+
+// openBucketStore is bucketStore with packing options, returning the
+// store's metadata too.
+func openBucketStore(t *testing.T, v *s3test.Versity, bucket, prefix string, packs forkspace.PackOptions) (*forkspace.Store, meta.Store) {
+	t.Helper()
 	ctx := context.Background()
 	m, err := pgmeta.Open(ctx, pgtest.DB(t), pgmeta.Options{Logger: quiet, Exclusive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := forkspace.Open(ctx, forkspace.Options{Meta: m, Blobs: bucketBlobs(t, v, bucket, prefix), InlineMax: 512, Logger: quiet,
-		Packs: forkspace.PackOptions{Disable: true}})
+		Packs: packs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return st
+	return st, m
 }
 
 // bucketBlobs opens a blob store under prefix in bucket.
