@@ -57,7 +57,7 @@ func (s *Store) startUncovered() {
 // watch is the vfs.FS.Watch callback of workspace id.
 func (u *uncovered) watch(id string) func(context.Context, vfs.Event) {
 	return func(ctx context.Context, e vfs.Event) {
-		if audit.Covered(ctx, id) {
+		if e.Remote || audit.Covered(ctx, id) { // another process recorded a remote change
 			return
 		}
 		u.add(groupKey{ws: id, tool: toolOf(ctx, e), actor: audit.ActorFrom(ctx)}, e.Name)

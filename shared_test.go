@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -109,6 +110,17 @@ func TestSharedStores(t *testing.T) {
 	// Notification alone brings b's change to a's open workspace.
 	must(t, wb.WriteFile(ctx, "notified", []byte("n"), 0o644))
 	eventually(t, "a serving b's write", func() bool { _, err := wa.Stat(ctx, "notified"); return err == nil })
+	// b recorded its change; a's reloads record nothing.
+	time.Sleep(50 * time.Millisecond) // past the recorder's gathering of changes
+	es, err := a.AuditLog().Entries(ctx, audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if strings.Contains(e.Tool, "reload") {
+			t.Errorf("a recorded another node's change: %+v", e)
+		}
+	}
 
 	// Writers on both nodes at once: every file lands.
 	const per = 40

@@ -211,10 +211,12 @@ func (f *FS) abandon(batch []*commitReq, err error) {
 	rest := f.commits.queue
 	f.commits.queue = nil
 	f.commits.mu.Unlock()
+	reloaded := false
 	if errors.Is(err, meta.ErrHeadMoved) {
 		// Another process changed the workspace: the callers compute
 		// their mutations again on its current state.
-		if rerr := f.reloadLocked(context.Background()); rerr != nil {
+		var rerr error
+		if reloaded, rerr = f.reloadLocked(context.Background()); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 	} else {
@@ -224,6 +226,9 @@ func (f *FS) abandon(batch []*commitReq, err error) {
 	}
 	f.gen.Add(1) // handles may have loaded state that never became durable
 	f.wmu.Unlock()
+	if reloaded {
+		f.notifyReload(context.Background())
+	}
 	for _, req := range batch {
 		req.err = err
 		close(req.done)

@@ -309,13 +309,15 @@ func (f *FS) mutate(ctx context.Context, op, name string, in content.Intents, fn
 	}
 	for attempt := 1; ; attempt++ {
 		f.wmu.Lock()
+		reloads := f.reloads.Load()
 		t := txn{f: f, view: kv.View{Store: f.d.KV, Root: f.root, Overlay: f.wov}, intents: in, now: time.Now().UnixNano()}
 		if err := fn(&t); err != nil {
 			f.wmu.Unlock()
 			// The mutation may have failed on an out-of-date mirror
-			// (a parent another process created): if the head moved,
-			// try again on the current one.
-			if f.shared && attempt < maxHeadRetries && f.reloadIfMoved(ctx) {
+			// (a parent another process created): if the head moved
+			// (and was reloaded meanwhile, or is now), try again on
+			// the current one.
+			if f.shared && attempt < maxHeadRetries && (f.reloads.Load() != reloads || f.reloadIfMoved(ctx)) {
 				continue
 			}
 			return errdefs.PathError(op, name, err)

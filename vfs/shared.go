@@ -45,8 +45,21 @@ func (f *FS) CatchUp(ctx context.Context) error {
 		return &fs.PathError{Op: "catch up", Path: ".", Err: fs.ErrClosed}
 	}
 	f.lockIdle()
-	defer f.wmu.Unlock()
-	return errdefs.PathError("catch up", ".", f.reloadLocked(ctx))
+	reloaded, err := f.reloadLocked(ctx)
+	f.wmu.Unlock()
+	if reloaded {
+		f.notifyReload(ctx)
+	}
+	return errdefs.PathError("catch up", ".", err)
+}
+
+// notifyReload tells the watchers that other processes changed the
+// workspace, on a goroutine of its own: the reload may happen inside a
+// FUSE request (a commit that lost), and a mount's watcher invalidating
+// the kernel's caches from inside one could wait for the kernel, which
+// waits for the request.
+func (f *FS) notifyReload(ctx context.Context) {
+	go f.notify(context.WithoutCancel(ctx), Event{Op: "reload", Name: ".", Tree: true, Remote: true})
 }
 
 // reloadIfMoved reloads the head if another process moved it and reports
@@ -61,18 +74,20 @@ func (f *FS) reloadIfMoved(ctx context.Context) bool {
 }
 
 // reloadLocked replaces the mirror by the head as committed, unless it
-// mirrors that generation already; the caller holds wmu and no commit
-// is in flight, or is the failing commit's leader (abandon).
-func (f *FS) reloadLocked(ctx context.Context) error {
+// mirrors that generation already, and reports whether it did; the
+// caller holds wmu and no commit is in flight, or is the failing
+// commit's leader (abandon), and tells the watchers (notifyReload) once
+// it released wmu.
+func (f *FS) reloadLocked(ctx context.Context) (bool, error) {
 	root, rows, gen, err := readHead(ctx, f.d.Meta, f.ws)
 	if err != nil {
-		return fmt.Errorf("reload workspace %s: %w", f.ws, err)
+		return false, fmt.Errorf("reload workspace %s: %w", f.ws, err)
 	}
 	if gen == f.headGen.Load() {
 		f.mu.RLock()
 		f.wov = f.ov.Clone()
 		f.mu.RUnlock()
-		return nil
+		return false, nil
 	}
 	ov, seq := overlayOf(rows)
 	f.mu.Lock()
@@ -82,5 +97,5 @@ func (f *FS) reloadLocked(ctx context.Context) error {
 	f.reloads.Add(1)
 	f.gen.Add(1)
 	f.mu.Unlock()
-	return nil
+	return true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs"
@@ -128,4 +129,35 @@ func entryNames(t *testing.T, f *vfs.FS, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// TestSharedReloadNotifies: a reload caused by another process's commit
+// reaches the watchers as one remote, tree-wide event, so caches (a FUSE
+// mount's) drop what they hold and recorders skip it.
+func TestSharedReloadNotifies(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{Shared: true})
+	a, b := e.open(e.ws), e.open(e.ws)
+	heard := make(chan vfs.Event, 4)
+	b.Watch(func(_ context.Context, ev vfs.Event) { heard <- ev })
+	must(t, a.WriteFile(ctx, "x", []byte("x"), 0o644))
+	must(t, b.CatchUp(ctx))
+	select {
+	case ev := <-heard:
+		if want := (vfs.Event{Op: "reload", Name: ".", Tree: true, Remote: true}); ev != want {
+			t.Errorf("heard %+v, want %+v", ev, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event for the reload")
+	}
+	must(t, b.CatchUp(ctx)) // nothing moved: no reload, no event
+	must(t, b.WriteFile(ctx, "y", []byte("y"), 0o644))
+	select {
+	case ev := <-heard:
+		if ev.Remote || ev.Name != "y" {
+			t.Errorf("after a local write heard %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event for b's own write")
+	}
 }

@@ -16,6 +16,11 @@ type Event struct {
 	// Tree reports that anything beneath Name may have changed too: a
 	// Reset (Name "."), or a mount's index of its root.
 	Tree bool
+	// Remote reports a change another process made to a shared workspace
+	// (Options.Shared), heard of when the head was reloaded (Op "reload",
+	// Name ".", Tree): caches drop what they hold; recorders of changes
+	// skip it, since the process that made it recorded it.
+	Remote bool
 }
 
 // watchers are the callbacks registered with Watch.
