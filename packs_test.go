@@ -22,7 +22,7 @@ import (
 // object per file), reads them back, survives a reopen, and collecting
 // after deleting the workspaces leaves the bucket empty; a pack removed
 // from the bucket makes reads of its files errdefs.ErrCorrupt and fsck
-// names each blob it held.
+// names each blob it held and a file it breaks.
 func TestPacksOnS3(t *testing.T) {
 	v := s3test.StartVersity(t, "packs")
 	dir := t.TempDir()
@@ -91,6 +91,11 @@ func TestPacksOnS3(t *testing.T) {
 	}
 	if len(r.Problems) == 0 {
 		t.Fatal("fsck found nothing wrong with a pack missing")
+	}
+	for _, p := range r.Problems {
+		if len(p.Files) == 0 || !strings.HasPrefix(p.Files[0], "a:/f") && !strings.HasPrefix(p.Files[0], "b:/f") {
+			t.Fatalf("fsck does not name the file a blob of the missing pack breaks: %+v", p)
+		}
 	}
 	st.Close()
 	if err := os.RemoveAll(filepath.Join(dir, "blobcache")); err != nil {

@@ -24,6 +24,9 @@ type Problem struct {
 	// otherwise its bytes do not match its address or do not decode.
 	Missing bool   `json:"missing"`
 	Error   string `json:"error"`
+	// Files names files a damaged body or blob breaks ("workspace:/path",
+	// as the first workspace walked has it; at most 10).
+	Files []string `json:"files,omitempty"`
 }
 
 // CheckReport is the result of Check.
@@ -52,15 +55,21 @@ func Check(ctx context.Context, d Deps, o Options) (*CheckReport, error) {
 		return nil, fmt.Errorf("check store: %w", err)
 	}
 	r := &CheckReport{Problems: []Problem{}}
+	files := newFileIndex()
 	report := func(kind string, h cas.Hash, err error) error {
 		if !errors.Is(err, errdefs.ErrCorrupt) && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		r.Problems = append(r.Problems, Problem{Kind: kind, Hash: h.String(), Missing: errors.Is(err, fs.ErrNotExist), Error: err.Error()})
+		p := Problem{Kind: kind, Hash: h.String(), Missing: errors.Is(err, fs.ErrNotExist), Error: err.Error()}
+		if kind == "blob" || kind == "body" { // reported after the walk: files is complete
+			p.Files = files.files(h)
+		}
+		r.Problems = append(r.Problems, p)
 		return nil
 	}
 	m := newMarker(d.KV)
 	m.failed = report
+	m.files = files
 	if err := m.owners(ctx, s, o); err != nil {
 		return nil, fmt.Errorf("check store: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver, to tamper with the database file
@@ -95,8 +96,9 @@ func TestCorruption(t *testing.T) {
 	if len(r.Problems) != len(want) {
 		t.Fatalf("check found %+v, want one problem each for %v", r.Problems, want)
 	}
+	files := map[string]string{"blob": "a:/big", "body": "a:/small"} // the files each breaks
 	for _, p := range r.Problems {
-		if want[p.Kind] != p.Hash || p.Missing {
+		if want[p.Kind] != p.Hash || p.Missing || strings.Join(p.Files, ",") != files[p.Kind] {
 			t.Errorf("unexpected problem %+v", p)
 		}
 	}

@@ -21,6 +21,8 @@ type marker struct {
 	// failed receives unreadable nodes and undecodable manifests; nil
 	// makes them end the walk.
 	failed func(kind string, h cas.Hash, err error) error
+	// files, when set (checks), remembers which files reference what.
+	files *fileIndex
 }
 
 func newMarker(k *kv.Store) *marker {
@@ -64,7 +66,13 @@ func (m *marker) staged(rows []meta.Staged) error {
 
 // entry marks the body or chunks a key/value references.
 func (m *marker) entry(key, value []byte) error {
+	if m.files != nil {
+		m.files.entry(key, value)
+	}
 	err := contentRefs(key, value, func(k kind, h cas.Hash, size int64) {
+		if m.files != nil {
+			m.files.ref(key, h)
+		}
 		if k == kindBody {
 			m.bodies[h] = size
 		} else {
@@ -103,6 +111,9 @@ func contentRefs(key, value []byte, fn func(k kind, h cas.Hash, size int64)) err
 func (m *marker) owners(ctx context.Context, s *snapshot, o Options) error {
 	for i, ow := range s.owners {
 		o.progress("mark", int64(i), int64(len(s.owners)))
+		if m.files != nil {
+			m.files.owner = ow.name
+		}
 		for _, r := range ow.roots {
 			if err := m.tree(ctx, r); err != nil {
 				return fmt.Errorf("mark workspace %s: %w", ow.name, err)

@@ -16,5 +16,7 @@
 // store. The cache does not fsync: losing it loses nothing.
 //
 // Layout: DIR/ab/<64 hex> for blob ab…, DIR/tmp/. Open rebuilds the LRU
-// order from the files' modification times, which a hit refreshes.
+// order from the files' modification times, which a hit refreshes. Two
+// processes should not share a directory: each would evict blindly of
+// the other (reads stay verified, so nothing wrong is ever served).
 package diskcache

@@ -96,6 +96,9 @@ func fsckCmd(a *app) *cobra.Command {
 						state = "missing"
 					}
 					fmt.Fprintf(a.stdout, "%s %s %s: %s\n", state, p.Kind, p.Hash, p.Error)
+					for _, f := range p.Files {
+						fmt.Fprintf(a.stdout, "  breaks %s\n", f)
+					}
 				}
 				fmt.Fprintf(a.stdout, "checked %s in %s\n", countsString(r.Checked), time.Since(start).Round(time.Millisecond))
 				fmt.Fprintf(a.stdout, "orphans %s\n", countsString(r.Orphans))
