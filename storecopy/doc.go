@@ -16,6 +16,8 @@
 // staging log's versions and the workspaces' head generations (decision
 // 023), which the destination starts afresh.
 //
+// docs/decisions/024-store-copy.md records the design.
+//
 // Salvage (Options.Salvage) copies out of a damaged source what can still
 // be read, walking each workspace state's tree instead of scanning the
 // node table, and reports what is lost.
