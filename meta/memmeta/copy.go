@@ -1,7 +1,6 @@
 package memmeta
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io/fs"
@@ -120,18 +119,4 @@ func (t *tx) ImportTenant(tn meta.Tenant) error {
 	}
 	t.s.tenants[tn.Name] = tn.CreatedAt.UTC().Round(0)
 	return nil
-}
-
-// putRows writes copies of rows into a staging table.
-func putRows(table map[string]meta.Staged, rows []meta.Staged) {
-	for _, r := range rows {
-		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
-		if r.Key == nil {
-			r.Key = []byte{}
-		}
-		if len(r.Value) == 0 {
-			r.Value = nil
-		}
-		table[string(r.Key)] = r
-	}
 }

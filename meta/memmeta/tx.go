@@ -331,16 +331,22 @@ func (t *tx) PutStaged(workspaceID string, rows []meta.Staged) error {
 	if _, ok := t.s.workspaces[workspaceID]; !ok {
 		return notExist(op)
 	}
-	table := t.owned.ownStaging(t.s, workspaceID)
+	putRows(t.owned.ownStaging(t.s, workspaceID), rows)
+	return nil
+}
+
+// putRows writes copies of rows into a staging table.
+func putRows(table map[string]meta.Staged, rows []meta.Staged) {
 	for _, r := range rows {
-		r.Key = append([]byte{}, r.Key...)
-		r.Value = bytes.Clone(r.Value)
+		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		if r.Key == nil {
+			r.Key = []byte{}
+		}
 		if len(r.Value) == 0 {
 			r.Value = nil
 		}
 		table[string(r.Key)] = r
 	}
-	return nil
 }
 
 // Staged implements meta.Tx: rows ordered by key, bytewise; an empty Value
