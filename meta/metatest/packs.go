@@ -2,6 +2,7 @@ package metatest
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"testing"
 
@@ -144,4 +145,25 @@ func testPacks(t *testing.T, s meta.Store) {
 		_, err := tx.RetirePack(p1)
 		return err
 	}), fs.ErrNotExist)
+
+	// A pack of 70 entries (several statements' worth), one of them a
+	// blob indexed elsewhere and one listed twice: 68 land in it.
+	p3 := hashOf("pack 3")
+	var many []meta.PackEntry
+	for i := range 68 {
+		many = append(many, entry(hashOf(fmt.Sprint("blob ", i)), int64(24+i*10), 10))
+	}
+	many = append(many, entry(c, 0, 50), many[5])
+	update(t, s, func(tx meta.Tx) error {
+		if err := tx.AddPack(p3, 1000); err != nil {
+			return err
+		}
+		return tx.IndexPack(p3, many)
+	})
+	if p := packs()[p3]; p.LiveBlobs != 68 || p.LiveBytes != 680 {
+		t.Fatalf("pack of 70 entries: %+v", p)
+	}
+	if e, _ := find(hashOf("blob 67")); e.Pack != p3 || e.Offset != 24+67*10 {
+		t.Fatalf("last entry of the large pack: %+v", e)
+	}
 }

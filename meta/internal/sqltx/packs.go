@@ -28,6 +28,12 @@ const (
 	qDeletePack = `DELETE FROM packs WHERE id = $1 AND state = 'retired'`
 )
 
+// indexEntries inserts a pack's entries, many per statement (a pack holds
+// hundreds: one round trip each would cost PostgreSQL tens of
+// milliseconds per pack).
+var indexEntries = newMultiRow(`INSERT INTO pack_entries (hash, pack, pos, size, created_at) VALUES `,
+	`(?, ?, ?, ?, `+nowFunc+`())`, ` ON CONFLICT (hash) DO NOTHING`)
+
 // AddPack implements meta.Tx.
 func (t *Tx) AddPack(id cas.Hash, size int64) error {
 	_, err := t.exec("record pack "+id.Short(), qAddPack, id[:], size)
@@ -40,12 +46,10 @@ func (t *Tx) IndexPack(id cas.Hash, entries []meta.PackEntry) error {
 	if err := t.execOne(op, qPackLive, id[:]); err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if _, err := t.exec(op, qIndexEntry, e.Hash[:], id[:], e.Offset, e.Size); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.insert(op, indexEntries, len(entries), func(i int, dst []any) {
+		e := entries[i]
+		dst[0], dst[1], dst[2], dst[3] = e.Hash[:], id[:], e.Offset, e.Size
+	})
 }
 
 // PackEntry implements meta.Tx.
