@@ -407,8 +407,11 @@ func (s *Store) readPack(ctx context.Context, e meta.PackEntry, off, n int64) ([
 			return data, e, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) || again {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errdefs.ErrCorrupt) {
-				return nil, e, fmt.Errorf("get blob %s: %w: its pack %s is missing or damaged: %v", e.Hash, errdefs.ErrCorrupt, e.Pack.Short(), err)
+			switch {
+			case errors.Is(err, fs.ErrNotExist): // named by hash, never by the driver's key or request
+				return nil, e, fmt.Errorf("get blob %s: %w: its pack %s is missing from the store", e.Hash, errdefs.ErrCorrupt, e.Pack.Short())
+			case errors.Is(err, errdefs.ErrCorrupt):
+				return nil, e, fmt.Errorf("get blob %s: %w: its pack %s is damaged: %v", e.Hash, errdefs.ErrCorrupt, e.Pack.Short(), err)
 			}
 			return nil, e, fmt.Errorf("get blob %s: %w", e.Hash, err)
 		}
