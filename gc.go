@@ -163,16 +163,7 @@ func (s *Store) Usage(ctx context.Context) (*gc.Usage, error) {
 // a store run one at a time, across every process sharing it too, and
 // returns its release.
 func (s *Store) collect(ctx context.Context) (func(), error) {
-	s.collecting.Lock()
-	if s.roots.across == nil {
-		return s.collecting.Unlock, nil
-	}
-	unlock, err := s.roots.across.Lock(ctx, collectKey, false)
-	if err != nil {
-		s.collecting.Unlock()
-		return nil, err
-	}
-	return func() { unlock(); s.collecting.Unlock() }, nil
+	return lockBoth(ctx, s.collecting.Lock, s.collecting.Unlock, s.roots.across, collectKey, false)
 }
 
 // collectKey names the cross-process lock of collections and checks.

@@ -28,16 +28,23 @@ const rootsKey = "forkspace.roots"
 
 // hold takes the lock shared and returns its release.
 func (l *rootsLock) hold(ctx context.Context) (func(), error) {
-	l.local.RLock()
-	if l.across == nil {
-		return l.local.RUnlock, nil
+	return lockBoth(ctx, l.local.RLock, l.local.RUnlock, l.across, rootsKey, true)
+}
+
+// lockBoth takes a process's lock (lock, released by unlock), then, when
+// across is not nil, the cross-process lock key, and returns the release
+// of both.
+func lockBoth(ctx context.Context, lock, unlock func(), across meta.Locker, key string, shared bool) (func(), error) {
+	lock()
+	if across == nil {
+		return unlock, nil
 	}
-	unlock, err := l.across.Lock(ctx, rootsKey, true)
+	release, err := across.Lock(ctx, key, shared)
 	if err != nil {
-		l.local.RUnlock()
+		unlock()
 		return nil, err
 	}
-	return func() { unlock(); l.local.RUnlock() }, nil
+	return func() { release(); unlock() }, nil
 }
 
 // Lock takes the lock exclusively for a collection. sync.Locker has no

@@ -121,7 +121,7 @@ type FS struct {
 // the in-memory overlay. Only ws.ID and, when opts.Quota is zero, ws.Quota
 // are used from ws. A missing workspace is fs.ErrNotExist.
 func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, error) {
-	root, rows, gen, err := readHead(ctx, d.Meta, ws.ID)
+	root, rows, gen, err := readHead(ctx, d.Meta, ws.ID, -1)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", ws.ID, err)
 	}
@@ -143,14 +143,18 @@ func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, e
 }
 
 // readHead reads a workspace's committed root, staging rows and head
-// generation in one snapshot.
-func readHead(ctx context.Context, m meta.Store, id string) (root cas.Hash, rows []meta.Staged, gen int64, err error) {
+// generation in one snapshot; at generation have (what a mirror already
+// holds; -1: none) it reads only the generation, not the rows.
+func readHead(ctx context.Context, m meta.Store, id string, have int64) (root cas.Hash, rows []meta.Staged, gen int64, err error) {
 	err = m.View(ctx, func(tx meta.Tx) error {
 		w, err := tx.Workspace(id)
 		if err != nil {
 			return err
 		}
 		root, gen = w.Root, w.HeadGen
+		if gen == have {
+			return nil
+		}
 		rows, err = tx.Staged(id)
 		return err
 	})

@@ -2,12 +2,10 @@ package vfs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 
 	"github.com/forkspace/forkspace/errdefs"
-	"github.com/forkspace/forkspace/meta"
 )
 
 // A workspace of a store several processes share (Options.Shared,
@@ -65,10 +63,6 @@ func (f *FS) notifyReload(ctx context.Context) {
 // reloadIfMoved reloads the head if another process moved it and reports
 // whether it did.
 func (f *FS) reloadIfMoved(ctx context.Context) bool {
-	err := f.d.Meta.View(ctx, func(tx meta.Tx) error { return tx.CheckHead(f.ws, f.headGen.Load()) })
-	if !errors.Is(err, meta.ErrHeadMoved) {
-		return false
-	}
 	before := f.reloads.Load()
 	return f.CatchUp(ctx) == nil && f.reloads.Load() != before
 }
@@ -79,7 +73,7 @@ func (f *FS) reloadIfMoved(ctx context.Context) bool {
 // commit's leader (abandon), and tells the watchers (notifyReload) once
 // it released wmu.
 func (f *FS) reloadLocked(ctx context.Context) (bool, error) {
-	root, rows, gen, err := readHead(ctx, f.d.Meta, f.ws)
+	root, rows, gen, err := readHead(ctx, f.d.Meta, f.ws, f.headGen.Load())
 	if err != nil {
 		return false, fmt.Errorf("reload workspace %s: %w", f.ws, err)
 	}
