@@ -50,6 +50,15 @@ type Locator interface {
 	Location() string
 }
 
+// IDLister is implemented by stores that list their blobs' addresses more
+// cheaply than their Info (fileblob: from the directories alone, without a
+// stat of every file), for a collector that needs the size and time of
+// only the few blobs nothing references.
+type IDLister interface {
+	// ListIDs calls fn with the address of every blob, like List.
+	ListIDs(ctx context.Context, fn func(cas.Hash) error) error
+}
+
 // Info describes a stored blob.
 type Info struct {
 	ID      cas.Hash

@@ -2,7 +2,6 @@ package gc_test
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -50,9 +49,11 @@ type benchState struct {
 // over the forks, each after one more write. It starts collected.
 func benchStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 	b.Helper()
-	ctx := context.Background()
 	benchCache.Lock()
 	defer benchCache.Unlock()
+	if kept := os.Getenv("GCBENCH_DIR"); kept != "" {
+		return keptStore(b, kept, name, files, forks, checkpoints)
+	}
 	if benchCache.dir == "" {
 		d, err := os.MkdirTemp("", "gc-bench-")
 		if err != nil {
@@ -60,6 +61,36 @@ func benchStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 		}
 		benchCache.dir = d
 	}
+	return buildStore(b, name, files, forks, checkpoints)
+}
+
+// keptStore opens the store of these sizes kept under dir (GCBENCH_DIR),
+// building it there first if a previous run did not: a large store (a
+// million files) takes long to build, and profiling a plan takes many
+// runs. Delete dir to rebuild.
+func keptStore(b *testing.B, dir, name string, files, forks, checkpoints int) *env {
+	b.Helper()
+	leaf := fmt.Sprintf("%s-%d-%d-%d", name, files, forks, checkpoints)
+	done := filepath.Join(dir, leaf+".built")
+	if _, err := os.Stat(done); err == nil {
+		return openEnv(b, filepath.Join(dir, leaf, fmt.Sprintf("%s-%d", name, files)))
+	}
+	benchCache.dir = filepath.Join(dir, leaf)
+	if err := os.RemoveAll(benchCache.dir); err != nil {
+		b.Fatal(err)
+	}
+	e := buildStore(b, name, files, forks, checkpoints)
+	if err := os.WriteFile(done, nil, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// buildStore builds or grows the store name under benchCache.dir (see
+// benchStore).
+func buildStore(b *testing.B, name string, files, forks, checkpoints int) *env {
+	b.Helper()
+	ctx := context.Background()
 	st := benchCache.stores[name]
 	if st == nil || st.files != files {
 		st = &benchState{dir: filepath.Join(benchCache.dir, fmt.Sprintf("%s-%d", name, files)), files: files}
@@ -113,39 +144,42 @@ func benchStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 	return e
 }
 
-// benchTar returns a tar stream of the base workspace's files.
+// benchTar returns a tar stream of the base workspace's files, written
+// as it is read (a million files would not fit in memory).
 func benchTar(b *testing.B, files int) io.Reader {
 	const blobEvery = 50
-	var tarball bytes.Buffer
-	tw := tar.NewWriter(&tarball)
-	for d := range 100 {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: fmt.Sprintf("d%d/", d), Mode: 0o755}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for i := range files {
-		size := 1 << 10
-		if i%blobEvery == 0 {
-			size = 64 << 10
-		}
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: fmt.Sprintf("d%d/f%d", i%100, i), Mode: 0o644, Size: int64(size)}
-		if err := tw.WriteHeader(hdr); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tw.Write(randomBytes(uint64(i), size)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return &tarball
+	pr, pw := io.Pipe()
+	go func() {
+		tw := tar.NewWriter(pw)
+		pw.CloseWithError(func() error {
+			for d := range 100 {
+				if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: fmt.Sprintf("d%d/", d), Mode: 0o755}); err != nil {
+					return err
+				}
+			}
+			for i := range files {
+				size := 1 << 10
+				if i%blobEvery == 0 {
+					size = 64 << 10
+				}
+				hdr := &tar.Header{Typeflag: tar.TypeReg, Name: fmt.Sprintf("d%d/f%d", i%100, i), Mode: 0o644, Size: int64(size)}
+				if err := tw.WriteHeader(hdr); err != nil {
+					return err
+				}
+				if _, err := tw.Write(randomBytes(uint64(i), size)); err != nil {
+					return err
+				}
+			}
+			return tw.Close()
+		}())
+	}()
+	return pr
 }
 
 // TestMain removes the benchmarks' stores.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchCache.dir != "" {
+	if benchCache.dir != "" && os.Getenv("GCBENCH_DIR") == "" {
 		os.RemoveAll(benchCache.dir)
 	}
 	os.Exit(code)

@@ -12,7 +12,10 @@
 // walked with kv.Store.Walk, skipping subtrees already marked, so a subtree
 // shared by any number of forks and checkpoints is read once; the content
 // manifests of tree entries and staging rows (vfs.ContentRefs) name the
-// reachable inline bodies and blob chunks.
+// reachable inline bodies and blob chunks. Walk reads a tree a level at a
+// time, each level's nodes in batched queries. A blob store that lists
+// addresses alone (blob.IDLister: fileblob) is asked the size and time of
+// the blobs nothing reaches only, not of every blob.
 //
 // # Safety
 //

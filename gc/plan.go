@@ -2,7 +2,9 @@ package gc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/forkspace/forkspace/blob"
@@ -84,7 +86,8 @@ func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash
 
 // listBlobs sorts the stored blobs the roots do not reach into garbage and
 // young. A blob of a pending intent is a root; one with an intent created
-// since the cutoff was used recently.
+// since the cutoff was used recently. A store that lists addresses alone
+// (blob.IDLister) is asked the size and time of the unreached blobs only.
 func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker) error {
 	held := map[cas.Hash]bool{}
 	for _, in := range s.intents {
@@ -93,23 +96,53 @@ func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker) error {
 		}
 	}
 	var n int64
-	return p.deps.Blobs.List(ctx, func(bi blob.Info) error {
+	listed := func() {
 		n++
 		if n%1024 == 0 {
 			p.opts.progress("list blobs", n, 0)
 		}
-		if _, ok := m.chunks[bi.ID]; ok {
-			return nil
-		}
+	}
+	classify := func(bi blob.Info) {
 		if held[bi.ID] || !bi.ModTime.Before(p.Cutoff) {
 			p.Young.add(kindBlob, bi.Size)
-			return nil
+			return
 		}
 		p.Blobs = append(p.Blobs, bi.ID)
 		p.sizes[bi.ID] = bi.Size
 		p.Garbage.add(kindBlob, bi.Size)
+	}
+	ids, ok := p.deps.Blobs.(blob.IDLister)
+	if !ok {
+		return p.deps.Blobs.List(ctx, func(bi blob.Info) error {
+			listed()
+			if _, ok := m.chunks[bi.ID]; !ok {
+				classify(bi)
+			}
+			return nil
+		})
+	}
+	var unreached []cas.Hash
+	err := ids.ListIDs(ctx, func(id cas.Hash) error {
+		listed()
+		if _, ok := m.chunks[id]; !ok {
+			unreached = append(unreached, id)
+		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, id := range unreached {
+		bi, err := p.deps.Blobs.Stat(ctx, id)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		classify(bi)
+	}
+	return nil
 }
 
 // batchSize bounds the objects one transaction deletes or condemns.

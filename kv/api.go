@@ -13,6 +13,17 @@ type NodeSource interface {
 	GetNode(ctx context.Context, h cas.Hash) ([]byte, error)
 }
 
+// BatchSource is a NodeSource that also reads many nodes in one request
+// (sqlitemeta: one query for up to 64), which walks and diffs use to load
+// a level's siblings together.
+type BatchSource interface {
+	NodeSource
+	// GetNodes calls fn with the bytes of each node of hs that exists, in
+	// no particular order, each once; missing nodes are skipped. data is
+	// fn's to keep.
+	GetNodes(ctx context.Context, hs []cas.Hash, fn func(h cas.Hash, data []byte) error) error
+}
+
 // Node is an encoded tree node and its content address.
 type Node struct {
 	Hash cas.Hash

@@ -2,8 +2,10 @@ package kv
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/errdefs"
 )
 
 // ref names a subtree by its largest key and hash; all refs in a sequence
@@ -121,14 +123,15 @@ func (s *Store) diffSeq(ctx context.Context, a []ref, la int, b []ref, lb int, f
 	return flush()
 }
 
-// expand replaces each internal subtree by its children.
+// expand replaces each internal subtree by its children, reading the
+// subtrees' roots together (loadMany).
 func (s *Store) expand(ctx context.Context, seq []ref) ([]ref, error) {
+	nodes, err := s.loadMany(ctx, hashes(seq))
+	if err != nil {
+		return nil, err
+	}
 	var out []ref
-	for _, r := range seq {
-		n, err := s.load(ctx, r.h)
-		if err != nil {
-			return nil, err
-		}
+	for _, n := range nodes {
 		if n.leaf() {
 			return seq, nil // already at the leaves
 		}
@@ -137,6 +140,14 @@ func (s *Store) expand(ctx context.Context, seq []ref) ([]ref, error) {
 		}
 	}
 	return out, nil
+}
+
+func hashes(seq []ref) []cas.Hash {
+	hs := make([]cas.Hash, len(seq))
+	for i, r := range seq {
+		hs[i] = r.h
+	}
+	return hs
 }
 
 // diffLeaves walks two sequences of subtrees down to their entries and
@@ -186,19 +197,35 @@ func (s *Store) diffLeaves(ctx context.Context, a, b []ref, fn func(Change) erro
 
 type entry struct{ Key, Value []byte }
 
-// entries returns every entry beneath the subtrees of seq, in order.
+// entries returns every entry beneath the subtrees of seq, in order,
+// reading each level's nodes together.
 func (s *Store) entries(ctx context.Context, seq []ref) ([]entry, error) {
-	var out []entry
-	for _, r := range seq {
-		err := s.scan(ctx, r.h, nil, nil, func(k, v []byte) error {
-			out = append(out, entry{k, v})
-			return nil
-		})
-		if err != nil && err != Stop {
+	hs := hashes(seq)
+	for len(hs) > 0 {
+		nodes, err := s.loadMany(ctx, hs)
+		if err != nil {
 			return nil, err
 		}
+		for _, n := range nodes {
+			if n.level != nodes[0].level {
+				return nil, fmt.Errorf("diff: %w: sibling subtrees of levels %d and %d", errdefs.ErrCorrupt, nodes[0].level, n.level)
+			}
+		}
+		if nodes[0].leaf() {
+			var out []entry
+			for _, n := range nodes {
+				for i, k := range n.keys {
+					out = append(out, entry{k, n.vals[i]})
+				}
+			}
+			return out, nil
+		}
+		hs = hs[:0:0]
+		for _, n := range nodes {
+			hs = append(hs, n.kids...)
+		}
 	}
-	return out, nil
+	return nil, nil
 }
 
 // present returns v, or an empty non-nil slice for an empty value, so that

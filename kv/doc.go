@@ -21,6 +21,15 @@
 // The hash is keyed by a per-store seed, so file names chosen to avoid
 // boundaries cannot be precomputed.
 //
+// # Reading nodes
+//
+// Nodes come from a NodeSource, one by one, or a level's siblings in one
+// request from a BatchSource (sqlitemeta): Walk reads a tree level by
+// level, Diff reads the subtrees it expands together, and a View's diff
+// reads the paths of the keys its overlays stage a level at a time
+// before looking them up, so a diff in a freshly opened store (an empty
+// node cache) pays a request per level, not per node.
+//
 // Apply writes a batch of mutations by walking only the paths they touch,
 // reusing every untouched subtree whole; it returns the new nodes for the
 // caller to persist before publishing the new root.

@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -151,6 +152,18 @@ func TestLargeTreeShape(t *testing.T) {
 	if got := counted.n.Load(); got > int64(2*(n.level+1)+4) {
 		t.Fatalf("diffing one change read %d nodes of trees of height %d", got, n.level+1)
 	}
+	// Through a BatchSource the same diff asks once per level and side
+	// at most, and reads no more nodes.
+	batched := &batchedNodes{memNodes: src}
+	cold = New(batched, Options{Seed: 7, CacheBytes: 1})
+	changes = 0
+	err = cold.Diff(context.Background(), root, changed, func(Change) error { changes++; return nil })
+	if err != nil || changes != 1 {
+		t.Fatalf("batched diff: %d changes, %v", changes, err)
+	}
+	if got, asked := batched.nodes.Load(), batched.requests.Load(); got > counted.n.Load() || asked > int64(2*(n.level+1)+4) {
+		t.Fatalf("batched diff read %d nodes in %d requests (%d one by one)", got, asked, counted.n.Load())
+	}
 }
 
 // countingNodes counts the nodes read from a memNodes.
@@ -162,6 +175,104 @@ type countingNodes struct {
 func (c *countingNodes) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 	c.n.Add(1)
 	return c.memNodes.GetNode(ctx, h)
+}
+
+// batchedNodes is a memNodes that is also a BatchSource, counting
+// requests (GetNode's too) and the nodes they read.
+type batchedNodes struct {
+	*memNodes
+	requests, nodes atomic.Int64
+}
+
+func (b *batchedNodes) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
+	b.requests.Add(1)
+	b.nodes.Add(1)
+	return b.memNodes.GetNode(ctx, h)
+}
+
+func (b *batchedNodes) GetNodes(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	b.requests.Add(1)
+	seen := map[cas.Hash]bool{}
+	for _, h := range hs {
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		data, err := b.memNodes.GetNode(ctx, h)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b.nodes.Add(1)
+		if err := fn(h, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestWalk walks a tree through a plain and a batched source: every node
+// once, every entry once, a level's siblings read together; a missing
+// node goes to Failed and its subtree is skipped.
+func TestWalk(t *testing.T) {
+	ctx := context.Background()
+	s, src := newStore(5)
+	m := map[string]string{}
+	for i := range 20000 {
+		m[fmt.Sprintf("key-%08d", i)] = fmt.Sprint(i)
+	}
+	root := build(t, s, src, m)
+	plain := New(src, Options{Seed: 5})
+	batched := &batchedNodes{memNodes: src}
+	for name, st := range map[string]*Store{"plain": plain, "batched": New(batched, Options{Seed: 5})} {
+		seen := map[cas.Hash]bool{}
+		got := map[string]string{}
+		err := st.Walk(ctx, root, WalkFuncs{
+			Node: func(h cas.Hash, size int) error {
+				if seen[h] || size != len(src.m[h]) {
+					t.Fatalf("%s: node %s seen twice or of size %d", name, h.Short(), size)
+				}
+				seen[h] = true
+				return nil
+			},
+			Leaf: func(k, v []byte) error { got[string(k)] = string(v); return nil },
+		})
+		if err != nil || !maps.Equal(got, m) || len(seen) != len(src.m) {
+			t.Fatalf("%s: walk saw %d entries of %d and %d nodes of %d: %v", name, len(got), len(m), len(seen), len(src.m), err)
+		}
+	}
+	if r, n := batched.requests.Load(), batched.nodes.Load(); n != int64(len(src.m)) || r > n/batchNodes+8 {
+		t.Fatalf("batched walk read %d nodes in %d requests", n, r)
+	}
+
+	// A missing leaf: Failed hears of it once, the rest is walked.
+	n, err := s.load(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n.level > 1 {
+		if n, err = s.load(ctx, n.kids[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := n.kids[0]
+	delete(src.m, gone)
+	for _, st := range []*Store{New(src, Options{Seed: 5}), New(&batchedNodes{memNodes: src}, Options{Seed: 5})} {
+		var failed []cas.Hash
+		entries := 0
+		err := st.Walk(ctx, root, WalkFuncs{
+			Leaf:   func(k, v []byte) error { entries++; return nil },
+			Failed: func(h cas.Hash, err error) error { failed = append(failed, h); return nil },
+		})
+		if err != nil || len(failed) != 1 || failed[0] != gone || entries == 0 || entries >= len(m) {
+			t.Fatalf("walk with a missing leaf: failed %v, %d entries, %v", failed, entries, err)
+		}
+		if err := st.Walk(ctx, root, WalkFuncs{}); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("walk without Failed over a missing leaf: %v", err)
+		}
+	}
 }
 
 func TestScanBoundsAndStop(t *testing.T) {
@@ -210,6 +321,11 @@ func TestModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		seed := rapid.Uint64().Draw(t, "seed")
 		s, src := newStore(seed)
+		if rapid.Bool().Draw(t, "batched") {
+			// Reads go through GetNodes, and a cache small enough to
+			// miss mixes cached nodes with read ones in one loadMany.
+			s = New(&batchedNodes{memNodes: src}, Options{Seed: seed, CacheBytes: int64(rapid.IntRange(1, 8<<10).Draw(t, "cache"))})
+		}
 		ctx := context.Background()
 		keyGen := rapid.StringMatching(`[a-d]{1,3}[0-9]{0,3}`)
 		type version struct {
@@ -389,7 +505,11 @@ func checkOverlay(t *rapid.T, s *Store, root cas.Hash, base map[string]string, k
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.src.(*memNodes).put(nodes)
+	src := s.src
+	if b, ok := src.(*batchedNodes); ok {
+		src = b.memNodes
+	}
+	src.(*memNodes).put(nodes)
 	o.Drop(max)
 	if o.Len() != 0 {
 		t.Fatalf("drop left %d entries", o.Len())

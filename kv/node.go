@@ -93,6 +93,9 @@ func decodeNode(b []byte) (*node, error) {
 		n.kids = make([]cas.Hash, 0, count)
 	}
 	var prev []byte
+	// The keys are cut from one arena (a new one when it fills) rather
+	// than allocated one by one: a leaf holds about 32.
+	var arena []byte
 	for i := uint64(0); i < count; i++ {
 		shared, suffix := r.uvarint(), r.uvarint()
 		if r.err || shared > uint64(len(prev)) || shared+suffix > maxKeyLen {
@@ -105,8 +108,12 @@ func decodeNode(b []byte) (*node, error) {
 		if shared < uint64(len(prev)) && len(tail) > 0 && tail[0] == prev[shared] {
 			return nil, corrupt("key prefix not shared maximally")
 		}
-		key := make([]byte, 0, shared+suffix)
-		key = append(append(key, prev[:shared]...), tail...)
+		if klen := int(shared + suffix); cap(arena)-len(arena) < klen {
+			arena = make([]byte, 0, max(len(b), klen))
+		}
+		start := len(arena)
+		arena = append(append(arena, prev[:shared]...), tail...)
+		key := arena[start:len(arena):len(arena)]
 		if i > 0 && compare(prev, key) >= 0 {
 			return nil, corrupt("keys out of order")
 		}

@@ -189,6 +189,15 @@ func (v View) Scan(ctx context.Context, start, end []byte, fn func(key, value []
 // they staged. Returning Stop ends the diff with nil.
 func (v View) Diff(ctx context.Context, w View, fn func(Change) error) error {
 	keys := stagedKeys(v.Overlay, w.Overlay)
+	if len(keys) > 1 {
+		// Each staged key is looked up in both trees: read their paths
+		// a level at a time first.
+		for _, x := range []View{v, w} {
+			if err := x.Store.prefetch(ctx, x.Root, keys); err != nil {
+				return err
+			}
+		}
+	}
 	stopped := false
 	// emit reports key if its value differs between the views.
 	emit := func(key []byte) error {

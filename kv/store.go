@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sort"
 
 	"github.com/forkspace/forkspace/cas"
@@ -46,6 +47,120 @@ func (s *Store) fetch(ctx context.Context, h cas.Hash) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load node %s: %w", h.Short(), err)
 	}
+	return verifyDecode(h, b)
+}
+
+// loadMany returns the decoded nodes hs, in order, like load: cached
+// nodes from the cache, the others read together (fetchMany).
+func (s *Store) loadMany(ctx context.Context, hs []cas.Hash) ([]*node, error) {
+	out := make([]*node, len(hs))
+	var miss []cas.Hash
+	for i, h := range hs {
+		if out[i] = s.cache.get(h); out[i] == nil {
+			miss = append(miss, h)
+		}
+	}
+	if len(miss) == 0 {
+		return out, nil
+	}
+	got, errs := s.fetchMany(ctx, miss)
+	j := 0
+	for i := range out {
+		if out[i] != nil {
+			continue
+		}
+		if errs[j] != nil {
+			return nil, errs[j]
+		}
+		out[i] = got[j]
+		s.cache.add(hs[i], got[j])
+		j++
+	}
+	return out, nil
+}
+
+// prefetch loads into the cache the nodes on the paths to keys in the tree
+// rooted at root, each level's together (loadMany), so that the Gets of
+// those keys that follow read no node one by one.
+func (s *Store) prefetch(ctx context.Context, root cas.Hash, keys [][]byte) error {
+	if root.IsZero() || len(keys) == 0 {
+		return nil
+	}
+	at := make([]cas.Hash, len(keys)) // the node each key's path has reached
+	for i := range at {
+		at[i] = root
+	}
+	for len(keys) > 0 {
+		var level []cas.Hash
+		index := map[cas.Hash]int{}
+		for _, h := range at {
+			if _, ok := index[h]; !ok {
+				index[h] = len(level)
+				level = append(level, h)
+			}
+		}
+		nodes, err := s.loadMany(ctx, level)
+		if err != nil {
+			return err
+		}
+		var nk [][]byte
+		var nat []cas.Hash
+		for i, k := range keys {
+			n := nodes[index[at[i]]]
+			if n.leaf() {
+				continue
+			}
+			if c := n.child(k); c < len(n.kids) {
+				nk, nat = append(nk, k), append(nat, n.kids[c])
+			}
+		}
+		keys, at = nk, nat
+	}
+	return nil
+}
+
+// fetchMany reads and verifies the nodes hs like fetch, bypassing the
+// cache, in requests of up to batchNodes from a BatchSource (one by one
+// from another source). It returns each node or why it could not be read.
+func (s *Store) fetchMany(ctx context.Context, hs []cas.Hash) ([]*node, []error) {
+	nodes, errs := make([]*node, len(hs)), make([]error, len(hs))
+	bs, ok := s.src.(BatchSource)
+	if !ok || len(hs) == 1 {
+		for i, h := range hs {
+			nodes[i], errs[i] = s.fetch(ctx, h)
+		}
+		return nodes, errs
+	}
+	at := make(map[cas.Hash][]int, len(hs))
+	for i, h := range hs {
+		at[h] = append(at[h], i)
+	}
+	for start := 0; start < len(hs); start += batchNodes {
+		batch := hs[start:min(start+batchNodes, len(hs))]
+		err := bs.GetNodes(ctx, batch, func(h cas.Hash, b []byte) error {
+			n, err := verifyDecode(h, b)
+			for _, i := range at[h] {
+				nodes[i], errs[i] = n, err
+			}
+			return nil
+		})
+		for i := start; i < start+len(batch); i++ {
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("load node %s: %w", hs[i].Short(), err)
+			case nodes[i] == nil && errs[i] == nil:
+				errs[i] = fmt.Errorf("load node %s: %w", hs[i].Short(), fs.ErrNotExist)
+			}
+		}
+	}
+	return nodes, errs
+}
+
+// batchNodes is how many nodes fetchMany asks a BatchSource for at once.
+const batchNodes = 64
+
+// verifyDecode checks that b hashes to h and decodes it.
+func verifyDecode(h cas.Hash, b []byte) (*node, error) {
 	if !cas.Verify(h, b) {
 		return nil, fmt.Errorf("load node %s: %w: content does not match its hash", h.Short(), errdefs.ErrCorrupt)
 	}

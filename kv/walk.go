@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"slices"
 
 	"github.com/forkspace/forkspace/cas"
 )
@@ -26,51 +27,68 @@ type WalkFuncs struct {
 	Failed func(h cas.Hash, err error) error
 }
 
-// Walk visits every node of the tree rooted at root, depth first, reading
-// nodes straight from the source (verified, not cached: a walk over many
-// trees would only flush the cache). The zero root is the empty tree. An
-// error from a callback ends the walk and is returned.
+// Walk visits every node of the tree rooted at root, level by level from
+// the root, reading nodes straight from the source (verified, not cached: a
+// walk over many trees would only flush the cache), a level's siblings
+// together from a BatchSource. The zero root is the empty tree. An error
+// from a callback ends the walk and is returned.
 func (s *Store) Walk(ctx context.Context, root cas.Hash, fns WalkFuncs) error {
 	if root.IsZero() {
 		return nil
 	}
-	return s.walk(ctx, root, &fns)
-}
-
-func (s *Store) walk(ctx context.Context, h cas.Hash, fns *WalkFuncs) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if fns.Enter != nil && !fns.Enter(h) {
-		return nil
-	}
-	n, err := s.fetch(ctx, h)
-	if err != nil {
-		if fns.Failed == nil || ctx.Err() != nil {
-			return err
-		}
-		return fns.Failed(h, err)
-	}
-	if fns.Node != nil {
-		if err := fns.Node(h, n.size); err != nil {
-			return err
-		}
-	}
-	if n.leaf() {
-		if fns.Leaf == nil {
-			return nil
-		}
-		for i, k := range n.keys {
-			if err := fns.Leaf(k, n.vals[i]); err != nil {
+	for level := []cas.Hash{root}; len(level) > 0; {
+		var next []cas.Hash
+		for start := 0; start < len(level); start += batchNodes {
+			var err error
+			if next, err = s.walkBatch(ctx, level[start:min(start+batchNodes, len(level))], &fns, next); err != nil {
 				return err
 			}
 		}
-		return nil
-	}
-	for _, kid := range n.kids {
-		if err := s.walk(ctx, kid, fns); err != nil {
-			return err
-		}
+		level = next
 	}
 	return nil
+}
+
+// walkBatch visits the nodes hs (of one level) and appends their children
+// to next.
+func (s *Store) walkBatch(ctx context.Context, hs []cas.Hash, fns *WalkFuncs, next []cas.Hash) ([]cas.Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if fns.Enter != nil {
+		hs = slices.DeleteFunc(slices.Clone(hs), func(h cas.Hash) bool { return !fns.Enter(h) })
+		if len(hs) == 0 {
+			return next, nil
+		}
+	}
+	nodes, errs := s.fetchMany(ctx, hs)
+	for i, n := range nodes {
+		if err := errs[i]; err != nil {
+			if fns.Failed == nil || ctx.Err() != nil {
+				return nil, err
+			}
+			if err := fns.Failed(hs[i], err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if fns.Node != nil {
+			if err := fns.Node(hs[i], n.size); err != nil {
+				return nil, err
+			}
+		}
+		if !n.leaf() {
+			next = append(next, n.kids...)
+			continue
+		}
+		if fns.Leaf == nil {
+			continue
+		}
+		for j, k := range n.keys {
+			if err := fns.Leaf(k, n.vals[j]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return next, nil
 }

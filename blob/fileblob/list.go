@@ -7,15 +7,48 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/cas"
 )
 
+// listWorkers is how many leaf directories a listing reads at once: a
+// million blobs fill all 65,536 of them, and each costs an open, a
+// getdents and a close, which the kernel serves in parallel.
+const listWorkers = 8
+
 // List walks the two directory levels and calls fn for every file whose
 // name is a blob address matching its directory. The tmp directory and
 // any other names are skipped; blobs deleted during the walk are skipped.
 func (s *Store) List(ctx context.Context, fn func(blob.Info) error) error {
+	return s.walk(ctx, func(id cas.Hash, e fs.DirEntry) error {
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		return fn(blob.Info{ID: id, Size: info.Size(), ModTime: info.ModTime()})
+	})
+}
+
+// ListIDs implements blob.IDLister: List without a stat of every file.
+func (s *Store) ListIDs(ctx context.Context, fn func(cas.Hash) error) error {
+	return s.walk(ctx, func(id cas.Hash, _ fs.DirEntry) error { return fn(id) })
+}
+
+// leaf is what one leaf directory held.
+type leaf struct {
+	top, sub string
+	entries  []fs.DirEntry
+	err      error
+}
+
+// walk calls fn, on the calling goroutine, for each blob file's entry,
+// reading the shard and leaf directories listWorkers at a time.
+func (s *Store) walk(ctx context.Context, fn func(cas.Hash, fs.DirEntry) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("list blobs: %w", fs.ErrClosed)
 	}
@@ -23,55 +56,90 @@ func (s *Store) List(ctx context.Context, fn func(blob.Info) error) error {
 	if err != nil {
 		return fmt.Errorf("list blobs: %w", err)
 	}
-	for _, top := range tops {
-		if !isHexPair(top) {
-			continue
-		}
-		subs, err := readNames(filepath.Join(s.dir, top))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // emptied and removed by a Delete meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("list blobs: %w", err)
-		}
-		for _, sub := range subs {
-			if !isHexPair(sub) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dirs := make(chan [2]string)
+	leaves := make(chan leaf, listWorkers)
+	var wg sync.WaitGroup
+	for range listWorkers {
+		wg.Go(func() {
+			for d := range dirs {
+				l := leaf{top: d[0], sub: d[1]}
+				l.entries, l.err = s.readLeaf(d[0], d[1])
+				select {
+				case leaves <- l:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	var shardErr error
+	go func() {
+		defer func() { close(dirs); wg.Wait(); close(leaves) }()
+		for _, top := range tops {
+			if !isHexPair(top) {
 				continue
 			}
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("list blobs: %w", err)
+			subs, err := readNames(filepath.Join(s.dir, top))
+			if err != nil {
+				shardErr = err // read after leaves is closed
+				return
 			}
-			if err := s.listLeaf(top, sub, fn); err != nil {
-				return err
+			for _, sub := range subs {
+				if !isHexPair(sub) {
+					continue
+				}
+				select {
+				case dirs <- [2]string{top, sub}:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
+	}()
+	for l := range leaves {
+		if err := s.leafEntries(ctx, l, fn); err != nil {
+			cancel()
+			for range leaves { // let the workers finish
+			}
+			return err
+		}
+	}
+	if shardErr != nil {
+		return fmt.Errorf("list blobs: %w", shardErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("list blobs: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) listLeaf(top, sub string, fn func(blob.Info) error) error {
-	leaf := filepath.Join(s.dir, top, sub)
-	entries, err := os.ReadDir(leaf)
+// readLeaf reads leaf directory top/sub; a vanished one (emptied and
+// removed by a Delete meanwhile) is empty.
+func (s *Store) readLeaf(top, sub string) ([]fs.DirEntry, error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, top, sub))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
-	if err != nil {
+	return entries, err
+}
+
+// leafEntries calls fn for each blob file of l.
+func (s *Store) leafEntries(ctx context.Context, l leaf, fn func(cas.Hash, fs.DirEntry) error) error {
+	if l.err != nil {
+		return fmt.Errorf("list blobs: %w", l.err)
+	}
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("list blobs: %w", err)
 	}
-	for _, e := range entries {
+	for _, e := range l.entries {
 		name := e.Name()
 		id, err := cas.Parse(name)
-		if err != nil || name[0:2] != top || name[2:4] != sub || !e.Type().IsRegular() {
+		if err != nil || name[0:2] != l.top || name[2:4] != l.sub || !e.Type().IsRegular() {
 			continue
 		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("list blobs: %w", err)
-		}
-		if err := fn(blob.Info{ID: id, Size: info.Size(), ModTime: info.ModTime()}); err != nil {
+		if err := fn(id, e); err != nil {
 			return err
 		}
 	}

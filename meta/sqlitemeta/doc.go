@@ -10,7 +10,8 @@
 //
 // Connections: one write connection, owned by a single writer goroutine, a
 // pool of query_only read connections for View, and a few more for the
-// point reads GetNode/GetInline, which use driver-level prepared statements
+// point reads GetNode/GetInline and the batched GetNodes (kv.BatchSource:
+// up to 64 nodes in one query), which use driver-level prepared statements
 // (points.go). The database runs in WAL mode, so readers never wait for the
 // writer; pages are read through a memory map.
 //

@@ -42,14 +42,59 @@ func newPointReader(ctx context.Context, db *sql.DB, conns int) (*pointReader, e
 // get runs query, which selects one BLOB by one BLOB argument; no row is
 // sql.ErrNoRows.
 func (p *pointReader) get(ctx context.Context, query string, arg []byte) (data []byte, err error) {
+	found := false
+	err = p.rows(ctx, query, []driver.NamedValue{{Ordinal: 1, Value: arg}}, 1, func(row []driver.Value) error {
+		b, ok := row[0].([]byte)
+		if !ok && row[0] != nil {
+			return fmt.Errorf("point read: got %T, want bytes", row[0])
+		}
+		data, found = b, true
+		return io.EOF // one row is all there is
+	})
+	if err == nil && !found {
+		err = sql.ErrNoRows
+	}
+	return data, err
+}
+
+// batchArgs is how many arguments getMany's queries take.
+const batchArgs = 64
+
+// getMany runs query, which selects a BLOB key and a BLOB for each of
+// batchArgs BLOB arguments (an IN list), with keys (at most batchArgs;
+// fewer are padded by repeating the last) and calls fn for each row.
+func (p *pointReader) getMany(ctx context.Context, query string, keys [][]byte, fn func(key, data []byte) error) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if len(keys) > batchArgs {
+		return fmt.Errorf("batched read of %d keys: at most %d", len(keys), batchArgs)
+	}
+	args := make([]driver.NamedValue, batchArgs)
+	for i := range args {
+		args[i] = driver.NamedValue{Ordinal: i + 1, Value: keys[min(i, len(keys)-1)]}
+	}
+	return p.rows(ctx, query, args, 2, func(row []driver.Value) error {
+		k, ok1 := row[0].([]byte)
+		d, ok2 := row[1].([]byte)
+		if !ok1 || !ok2 && row[1] != nil {
+			return fmt.Errorf("batched read: got %T, %T, want bytes", row[0], row[1])
+		}
+		return fn(k, d)
+	})
+}
+
+// rows runs query, prepared once per connection, and calls fn with each
+// row of its cols columns; io.EOF from fn stops early without error.
+func (p *pointReader) rows(ctx context.Context, query string, args []driver.NamedValue, cols int, fn func([]driver.Value) error) error {
 	var pc *pointConn
 	select {
 	case pc = <-p.free:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	defer func() { p.free <- pc }()
-	err = pc.conn.Raw(func(dc any) error {
+	return pc.conn.Raw(func(dc any) error {
 		st, ok := pc.stmts[query]
 		if !ok {
 			prep, ok := dc.(driver.ConnPrepareContext)
@@ -66,26 +111,25 @@ func (p *pointReader) get(ctx context.Context, query string, arg []byte) (data [
 		if !ok {
 			return fmt.Errorf("point read: %T cannot query with a context", st)
 		}
-		rows, err := q.QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: arg}})
+		rows, err := q.QueryContext(ctx, args)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		dest := []driver.Value{nil}
-		if err := rows.Next(dest); err != nil {
-			if err == io.EOF {
-				return sql.ErrNoRows
+		dest := make([]driver.Value, cols)
+		for {
+			if err := rows.Next(dest); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
 			}
-			return err
+			if err := fn(dest); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
 		}
-		b, ok := dest[0].([]byte)
-		if !ok && dest[0] != nil {
-			return fmt.Errorf("point read: got %T, want bytes", dest[0])
-		}
-		data = b
-		return nil
 	})
-	return data, err
 }
 
 // close waits for reads in flight and closes every connection.

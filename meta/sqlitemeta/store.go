@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -246,6 +247,38 @@ func (s *Store) Stats() Stats {
 func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 	return s.getObject(ctx, "get node", sqltx.QGetNode, h)
 }
+
+// GetNodes implements kv.BatchSource: one query for up to 64 nodes, on
+// the point-read connections.
+func (s *Store) GetNodes(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	if err := s.startRead("get nodes"); err != nil {
+		return err
+	}
+	defer s.reading.Done()
+	keys := make([][]byte, 0, batchArgs)
+	for len(hs) > 0 {
+		n := min(len(hs), batchArgs)
+		keys = keys[:0]
+		for i := range hs[:n] {
+			keys = append(keys, hs[i][:])
+		}
+		err := s.points.getMany(ctx, qGetNodes, keys, func(k, data []byte) error {
+			h, err := cas.FromBytes(k)
+			if err != nil {
+				return err
+			}
+			return fn(h, data)
+		})
+		if err != nil {
+			return fmt.Errorf("get nodes: %w", translate(err))
+		}
+		hs = hs[n:]
+	}
+	return nil
+}
+
+// qGetNodes selects the nodes of batchArgs hashes.
+var qGetNodes = `SELECT hash, data FROM nodes WHERE hash IN (?` + strings.Repeat(`, ?`, batchArgs-1) + `)`
 
 // GetInline implements meta.Store.
 func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
