@@ -2,7 +2,8 @@
 // tools side by side (fork-vs-cp.sh; import-vs-cp.sh: import against cp -a
 // and export against tar; doors.sh: the S3 door with rclone
 // against rclone's local backend), the memory of a FUSE daemon
-// (fuse-memory.sh), the SDKs' call latency against raw HTTP
+// (fuse-memory.sh) and of an idle server against the store's size
+// (serve-memory.sh), the SDKs' call latency against raw HTTP
 // (python-sdk.py, typescript-sdk.mjs) and the generators they use
 // (gentree) and share (lib.sh). The Go benchmarks of each package live beside the package;
 // results are collected in docs/benchmarks.md.

@@ -52,6 +52,12 @@ func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 		Now: s.now, Cutoff: s.now.Add(-o.Grace), deps: d, opts: o,
 		sizes: map[cas.Hash]int64{}, intentsBefore: s.now.Add(-o.IntentExpiry),
 	}
+	// A store that lists addresses alone is listed while the roots are
+	// marked: the one waits for the disk's directories, the other for
+	// the database.
+	listCtx, stopListing := context.WithCancel(ctx)
+	defer stopListing()
+	listed := p.listIDs(listCtx)
 	m := newMarker(d.KV)
 	if err := m.owners(ctx, s, o); err != nil {
 		return nil, fmt.Errorf("plan collection: %w", err)
@@ -60,10 +66,35 @@ func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 
 	p.Nodes = p.sortObjects(kindNode, s.nodes, m.nodes)
 	p.Bodies = p.sortObjects(kindBody, s.bodies, m.bodies)
-	if err := p.listBlobs(ctx, s, m); err != nil {
+	if err := p.listBlobs(ctx, s, m, listed); err != nil {
 		return nil, fmt.Errorf("plan collection: %w", err)
 	}
 	return p, nil
+}
+
+// listing is the result of a blob store's ListIDs, when it has one.
+type listing struct {
+	ids []cas.Hash
+	err error
+}
+
+// listIDs starts listing the blob addresses if the store lists them alone
+// (blob.IDLister); the channel then yields the listing (else it is nil).
+func (p *Plan) listIDs(ctx context.Context) <-chan listing {
+	lister, ok := p.deps.Blobs.(blob.IDLister)
+	if !ok {
+		return nil
+	}
+	done := make(chan listing, 1)
+	go func() {
+		var l listing
+		l.err = lister.ListIDs(ctx, func(id cas.Hash) error {
+			l.ids = append(l.ids, id)
+			return nil
+		})
+		done <- l
+	}()
+	return done
 }
 
 // sortObjects sorts the stored objects of kind k that marked lacks into
@@ -86,20 +117,13 @@ func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash
 
 // listBlobs sorts the stored blobs the roots do not reach into garbage and
 // young. A blob of a pending intent is a root; one with an intent created
-// since the cutoff was used recently. A store that lists addresses alone
-// (blob.IDLister) is asked the size and time of the unreached blobs only.
-func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker) error {
+// since the cutoff was used recently. From a listing of addresses alone
+// (listIDs), only the unreached blobs are asked their size and time.
+func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker, listed <-chan listing) error {
 	held := map[cas.Hash]bool{}
 	for _, in := range s.intents {
 		if !in.Released || !in.CreatedAt.Before(p.Cutoff) {
 			held[in.Hash] = true
-		}
-	}
-	var n int64
-	listed := func() {
-		n++
-		if n%1024 == 0 {
-			p.opts.progress("list blobs", n, 0)
 		}
 	}
 	classify := func(bi blob.Info) {
@@ -111,28 +135,28 @@ func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker) error {
 		p.sizes[bi.ID] = bi.Size
 		p.Garbage.add(kindBlob, bi.Size)
 	}
-	ids, ok := p.deps.Blobs.(blob.IDLister)
-	if !ok {
+	if listed == nil {
+		var n int64
 		return p.deps.Blobs.List(ctx, func(bi blob.Info) error {
-			listed()
+			n++
+			if n%1024 == 0 {
+				p.opts.progress("list blobs", n, 0)
+			}
 			if _, ok := m.chunks[bi.ID]; !ok {
 				classify(bi)
 			}
 			return nil
 		})
 	}
-	var unreached []cas.Hash
-	err := ids.ListIDs(ctx, func(id cas.Hash) error {
-		listed()
-		if _, ok := m.chunks[id]; !ok {
-			unreached = append(unreached, id)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	l := <-listed
+	if l.err != nil {
+		return l.err
 	}
-	for _, id := range unreached {
+	p.opts.progress("list blobs", int64(len(l.ids)), int64(len(l.ids)))
+	for _, id := range l.ids {
+		if _, ok := m.chunks[id]; ok {
+			continue
+		}
 		bi, err := p.deps.Blobs.Stat(ctx, id)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // deleted since it was listed
