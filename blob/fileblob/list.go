@@ -47,7 +47,7 @@ type leaf struct {
 }
 
 // walk calls fn, on the calling goroutine, for each blob file's entry,
-// reading the shard and leaf directories listWorkers at a time.
+// reading listWorkers shard directories at a time, each with its leaves.
 func (s *Store) walk(ctx context.Context, fn func(cas.Hash, fs.DirEntry) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("list blobs: %w", fs.ErrClosed)
@@ -58,43 +58,28 @@ func (s *Store) walk(ctx context.Context, fn func(cas.Hash, fs.DirEntry) error) 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dirs := make(chan [2]string)
+	shards := make(chan string)
 	leaves := make(chan leaf, listWorkers)
 	var wg sync.WaitGroup
 	for range listWorkers {
 		wg.Go(func() {
-			for d := range dirs {
-				l := leaf{top: d[0], sub: d[1]}
-				l.entries, l.err = s.readLeaf(d[0], d[1])
-				select {
-				case leaves <- l:
-				case <-ctx.Done():
+			for top := range shards {
+				if !s.readShard(ctx, top, leaves) {
 					return
 				}
 			}
 		})
 	}
-	var shardErr error
 	go func() {
-		defer func() { close(dirs); wg.Wait(); close(leaves) }()
+		defer func() { close(shards); wg.Wait(); close(leaves) }()
 		for _, top := range tops {
 			if !isHexPair(top) {
 				continue
 			}
-			subs, err := readNames(filepath.Join(s.dir, top))
-			if err != nil {
-				shardErr = err // read after leaves is closed
+			select {
+			case shards <- top:
+			case <-ctx.Done():
 				return
-			}
-			for _, sub := range subs {
-				if !isHexPair(sub) {
-					continue
-				}
-				select {
-				case dirs <- [2]string{top, sub}:
-				case <-ctx.Done():
-					return
-				}
 			}
 		}
 	}()
@@ -106,23 +91,50 @@ func (s *Store) walk(ctx context.Context, fn func(cas.Hash, fs.DirEntry) error) 
 			return err
 		}
 	}
-	if shardErr != nil {
-		return fmt.Errorf("list blobs: %w", shardErr)
-	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("list blobs: %w", err)
 	}
 	return nil
 }
 
-// readLeaf reads leaf directory top/sub; a vanished one (emptied and
-// removed by a Delete meanwhile) is empty.
-func (s *Store) readLeaf(top, sub string) ([]fs.DirEntry, error) {
-	entries, err := os.ReadDir(filepath.Join(s.dir, top, sub))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// readShard reads shard directory top and each of its leaf directories
+// (opened relative to it: readLeaf) and sends them to leaves, a failure
+// as a leaf's err. It returns false once ctx is done.
+func (s *Store) readShard(ctx context.Context, top string, leaves chan<- leaf) bool {
+	send := func(l leaf) bool {
+		select {
+		case leaves <- l:
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
-	return entries, err
+	d, err := os.Open(filepath.Join(s.dir, top))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true // emptied and removed by a Delete meanwhile
+	}
+	if err != nil {
+		return send(leaf{top: top, err: err})
+	}
+	defer d.Close()
+	subs, err := d.ReadDir(-1)
+	if err != nil {
+		return send(leaf{top: top, err: err})
+	}
+	for _, sub := range subs {
+		if !sub.IsDir() || !isHexPair(sub.Name()) {
+			continue
+		}
+		l := leaf{top: top, sub: sub.Name()}
+		l.entries, l.err = readLeaf(d, sub.Name())
+		if errors.Is(l.err, fs.ErrNotExist) {
+			continue // emptied and removed by a Delete meanwhile
+		}
+		if !send(l) {
+			return false
+		}
+	}
+	return true
 }
 
 // leafEntries calls fn for each blob file of l.
