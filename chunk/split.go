@@ -18,20 +18,53 @@ func (p Params) Cut(data []byte) int {
 	n := min(len(data), p.MaxSize)
 	norm := max(min(n, p.AvgSize), p.MinSize)
 	small, large := p.masks()
-	var fp uint64
-	for i, b := range data[p.MinSize:norm] {
-		fp = fp<<1 + gear[b]
-		if fp&small == 0 {
-			return p.MinSize + i + 1
-		}
+	i, fp := scan(data[p.MinSize:norm], 0, small)
+	if i >= 0 {
+		return p.MinSize + i + 1
 	}
-	for i, b := range data[norm:n] {
-		fp = fp<<1 + gear[b]
-		if fp&large == 0 {
-			return norm + i + 1
-		}
+	if i, _ = scan(data[norm:n], fp, large); i >= 0 {
+		return norm + i + 1
 	}
 	return n
+}
+
+// scan rolls the hash fp over data, fp = fp<<1 + gear[b] per byte, and
+// returns the index of the first byte after which fp&mask is zero, or -1
+// and the final fp. It is the byte-at-a-time loop unrolled by four: the
+// hash after each of four bytes is fp shifted plus a sum of their gear
+// values that does not depend on fp, so the four are computed side by
+// side and the loop-carried chain is one shift and one add per four bytes
+// instead of per byte.
+func scan(data []byte, fp, mask uint64) (int, uint64) {
+	g := &gear
+	i := 0
+	for ; i+4 <= len(data); i += 4 {
+		b := data[i : i+4 : i+4]
+		s1 := g[b[0]]
+		s2 := s1<<1 + g[b[1]]
+		s3 := s2<<1 + g[b[2]]
+		s4 := s3<<1 + g[b[3]]
+		f1, f2, f3, f4 := fp<<1+s1, fp<<2+s2, fp<<3+s3, fp<<4+s4
+		if (f1&mask == 0) || (f2&mask == 0) || (f3&mask == 0) || (f4&mask == 0) {
+			switch {
+			case f1&mask == 0:
+				return i, f1
+			case f2&mask == 0:
+				return i + 1, f2
+			case f3&mask == 0:
+				return i + 2, f3
+			}
+			return i + 3, f4
+		}
+		fp = f4
+	}
+	for ; i < len(data); i++ {
+		fp = fp<<1 + g[data[i]]
+		if fp&mask == 0 {
+			return i, fp
+		}
+	}
+	return -1, fp
 }
 
 // Next is Cut for a prefix of the input: it returns the length of the
