@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -76,6 +78,8 @@ func rawFiles(b *testing.B, data []byte, fsync bool) {
 		wg.Wait()
 	}
 	b.SetBytes(int64(len(data)))
+	cpu := startCPU(b)
+	defer cpu.report()
 	for b.Loop() {
 		each(n, workers, put)
 		if fsync {
@@ -87,12 +91,21 @@ func rawFiles(b *testing.B, data []byte, fsync bool) {
 				return errors.Join(fsyncPath(leaf), fsyncPath(filepath.Dir(leaf)))
 			})
 		}
-		b.StopTimer()
+		cpu.stop()
 		for i := range n {
 			if err := os.RemoveAll(filepath.Join(dir, fmt.Sprintf("%02x", i%256))); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.StartTimer()
+		cpu.resume()
 	}
+}
+
+// processCPU returns the user and system time this process has used.
+func processCPU() time.Duration {
+	var r syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &r); err != nil {
+		return 0
+	}
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }

@@ -355,17 +355,22 @@ func BenchmarkSequential(b *testing.B) {
 		}
 		out := filepath.Join(b.TempDir(), "dd.out")
 		b.SetBytes(size)
+		var cpu time.Duration
 		for b.Loop() {
 			cmd := exec.Command("dd", "if=/dev/zero", "of="+out, "bs=1M", "count=256", "conv=fdatasync")
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("dd: %v: %s", err, msg)
 			}
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			os.Remove(out)
 		}
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	})
 	i := 0
 	write := func(b *testing.B, fsync bool) {
 		b.SetBytes(size)
+		cpu := startCPU(b)
+		defer cpu.report()
 		for b.Loop() {
 			// Fresh content each time in every 4 KiB (every chunk), so
 			// dedup does not skip the work.
@@ -393,11 +398,11 @@ func BenchmarkSequential(b *testing.B) {
 			// Collect the previous contents, as dd's run removes its
 			// file: each side then writes into recycled page cache (on
 			// this VM fresh guest pages cost several times more).
-			b.StopTimer()
+			cpu.stop()
 			if _, err := st.GC(ctx, forkspace.GCOptions{Grace: gc.NoGrace}); err != nil {
 				b.Fatal(err)
 			}
-			b.StartTimer()
+			cpu.resume()
 		}
 	}
 	b.Run("write", func(b *testing.B) { write(b, false) })
@@ -426,6 +431,35 @@ func BenchmarkSequential(b *testing.B) {
 			}
 		}
 	})
+}
+
+// cpuMeter measures the process's CPU time (user and system) like
+// b's timer, stopped and started with it, and reports it per iteration
+// (cpu-s/op): on a shared machine the CPU a write costs is steadier than
+// its wall time.
+type cpuMeter struct {
+	b     *testing.B
+	used  time.Duration
+	start time.Duration
+}
+
+func startCPU(b *testing.B) *cpuMeter { return &cpuMeter{b: b, start: processCPU()} }
+
+func (m *cpuMeter) stop() {
+	m.b.StopTimer()
+	m.used += processCPU() - m.start
+}
+
+func (m *cpuMeter) resume() {
+	m.start = processCPU()
+	m.b.StartTimer()
+}
+
+func (m *cpuMeter) report() {
+	m.used += processCPU() - m.start
+	if m.b.N > 0 {
+		m.b.ReportMetric(m.used.Seconds()/float64(m.b.N), "cpu-s/op")
+	}
 }
 
 // BenchmarkDiff diffs a 100k-file workspace against a fork with k changed

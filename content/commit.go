@@ -25,6 +25,18 @@ type layout struct {
 	baseLimit int64  // base bytes show through below this offset only
 	dirty     []span // written ranges, sorted and disjoint
 	src       source
+	// baseCut says the base's last chunk ended at a decided boundary
+	// (content-defined, or MaxSize): what chunking would cut there
+	// whatever bytes follow, so it is reused like any other chunk.
+	baseCut bool
+	// baseHeld says the caller holds intents on the base's chunks (from
+	// the CommitAhead that stored it): reusing them takes none.
+	baseHeld bool
+	// ahead commits only the chunks the bytes so far decide: the chunking
+	// of the file's last data run stops where its boundary would depend
+	// on bytes not yet written, and commit returns a manifest of the
+	// prefix before that point (see Draft.CommitAhead).
+	ahead bool
 }
 
 // source serves a file's bytes to the chunker.
@@ -35,6 +47,8 @@ type source interface {
 	// reach returns how far past off+n, up to limit, view can serve at
 	// no more chunk fetches than viewing [off, off+n) costs.
 	reach(off, n, limit int64) int64
+	// done ends the commit: no slice view returned is used again.
+	done()
 }
 
 var (
@@ -51,9 +65,12 @@ func (b bytesSource) view(_ context.Context, off, n, _ int64) ([]byte, error) {
 
 func (b bytesSource) reach(_, _, limit int64) int64 { return limit }
 
+func (b bytesSource) done() {}
+
 // commit turns l into a manifest: inline when small, else holes, reused
 // base chunks and new chunks put to the blob store.
 func (s *Store) commit(ctx context.Context, l *layout) (Manifest, []meta.Object, Intents, error) {
+	defer l.src.done()
 	if l.size == 0 {
 		return Manifest{}, nil, nil, nil
 	}
@@ -71,13 +88,13 @@ func (s *Store) commit(ctx context.Context, l *layout) (Manifest, []meta.Object,
 		return m, []meta.Object{{Hash: h, Data: data}}, nil, nil
 	}
 	is := &intentSet{}
-	exts, err := s.chunkFile(ctx, l, is)
+	exts, size, err := s.chunkFile(ctx, l, is)
 	if err != nil {
 		// Nothing will reference the chunks already put: release their
 		// intents so the collector may take them.
 		return Manifest{}, nil, nil, errors.Join(err, s.Release(context.WithoutCancel(ctx), is.ids))
 	}
-	return Manifest{Size: l.size, Extents: exts}, nil, is.ids, nil
+	return Manifest{Size: size, Extents: exts}, nil, is.ids, nil
 }
 
 // run is a range of the new file that is all hole or all data.
@@ -165,7 +182,7 @@ func (l *layout) cleanChunks() []baseChunk {
 		if j < len(l.dirty) && l.dirty[j].off < pos {
 			continue
 		}
-		last := i == len(exts)-1 || exts[i+1].Hash.IsZero()
+		last := i == len(exts)-1 && !l.baseCut || i < len(exts)-1 && exts[i+1].Hash.IsZero()
 		out = append(out, baseChunk{off: off, ext: e, lastOfRun: last})
 	}
 	return out
@@ -175,13 +192,13 @@ func (l *layout) cleanChunks() []baseChunk {
 // fresh chunking would produce them, and puts new chunks with putWorkers
 // goroutines, each taking an upload intent on its chunk before putting it
 // (in is), and an intent on the reused base chunks. It returns the file's
-// extents.
+// extents and their total size: l.size, or less when l.ahead stopped early.
 //
 // A clean base chunk at the position where chunking stands is what
 // chunking would cut there: its bytes are unchanged, and its end was
 // either content-defined (it was not the last chunk of its run, so the cut
 // depended on its bytes only) or is still the end of its run.
-func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Extent, error) {
+func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Extent, int64, error) {
 	p := s.opts.Params
 	clean := l.cleanChunks()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -215,6 +232,7 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 
 	var exts []Extent
 	var hashes []*cas.Hash // per extent: set by a worker, or nil
+	size := l.size
 	plan := func() error {
 		ci := 0
 		for _, r := range l.runs(int64(p.MinSize)) {
@@ -236,9 +254,13 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 						continue
 					}
 				}
-				v, n, err := nextChunk(ctx, l.src, p, pos, r.end)
+				v, n, err := nextChunk(ctx, l.src, p, pos, r.end, !l.ahead || r.end < l.size)
 				if err != nil {
 					return err
+				}
+				if n == 0 {
+					size = pos // the rest waits for more bytes
+					return nil
 				}
 				h := new(cas.Hash)
 				exts = append(exts, Extent{Size: int64(n)})
@@ -260,24 +282,28 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 		err = context.Cause(ctx)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for i, h := range hashes {
 		if h != nil {
 			exts[i].Hash = *h
 		}
 	}
-	if err := s.holdReused(ctx, exts, hashes, is); err != nil {
-		return nil, err
+	if !l.baseHeld {
+		if err := s.holdReused(ctx, exts, hashes, is); err != nil {
+			return nil, 0, err
+		}
 	}
-	return exts, nil
+	return exts, size, nil
 }
 
 // nextChunk cuts the chunk starting at pos of the data run ending at end.
 // It first views what the source serves without fetching chunks, then
 // grows the view one base chunk at a time until the cut is decided, so an
-// edit re-reads as little of the base as it can.
-func nextChunk(ctx context.Context, src source, p chunk.Params, pos, end int64) ([]byte, int, error) {
+// edit re-reads as little of the base as it can. When final is false,
+// bytes may follow end: a cut that would depend on them is not decided,
+// and nextChunk returns n = 0.
+func nextChunk(ctx context.Context, src source, p chunk.Params, pos, end int64, final bool) ([]byte, int, error) {
 	limit := min(pos+int64(p.MaxSize), end)
 	want := src.reach(pos, 0, limit) - pos
 	if want <= int64(p.MinSize) {
@@ -288,8 +314,11 @@ func nextChunk(ctx context.Context, src source, p chunk.Params, pos, end int64) 
 		if err != nil {
 			return nil, 0, err
 		}
-		if n, ok := p.Next(v, pos+want == end); ok {
+		if n, ok := p.Next(v, final && pos+want == end); ok {
 			return v, n, nil
+		}
+		if pos+want == end {
+			return nil, 0, nil
 		}
 		want = src.reach(pos, want+1, limit) - pos
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/forkspace/forkspace/meta"
 )
@@ -27,9 +28,13 @@ type Draft struct {
 	size      int64
 	spans     []span  // written ranges, sorted and disjoint
 	baseEnds  []int64 // end offset of each base extent, built on demand
-	log       dirtyLog
-	closed    bool
-	err       error // a bad base: reads and Commit fail with it
+	// baseCut and baseHeld say base is the prefix a CommitAhead stored:
+	// its last chunk ends at a decided boundary (layout.baseCut), and
+	// the caller holds intents on its chunks (layout.baseHeld).
+	baseCut, baseHeld bool
+	log               dirtyLog
+	closed            bool
+	err               error // a bad base: reads and Commit fail with it
 }
 
 // span maps the file range [off, off+n) to the dirty log at logOff.
@@ -203,7 +208,9 @@ func (d *Draft) readAt(ctx context.Context, p []byte, off int64, ahead bool) err
 // manifest. Unchanged chunks of the base are reused without being read when
 // chunk boundaries allow. The draft stays usable; after Commit its base is
 // the returned manifest. A draft that is not Dirty returns its base and no
-// inline body. On error the draft is unchanged.
+// inline body (a base that CommitAhead stored is then the file: the
+// caller records it with the intents that CommitAhead returned). On error
+// the draft is unchanged.
 //
 // The returned intents protect the manifest's chunks from garbage
 // collection until the caller releases them (meta.Tx.ReleaseIntents) in
@@ -215,15 +222,75 @@ func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, i
 	case d.s.err != nil || d.err != nil:
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", errors.Join(d.s.err, d.err))
 	case !d.Dirty():
+		d.baseHeld = false // the caller records the base and lets its intents go
 		return d.base, nil, nil, nil
 	}
-	l := &layout{size: d.size, base: d.base, baseLimit: d.baseLimit, dirty: d.spans, src: &draftSource{d: d}}
-	m, inline, in, err = d.s.commit(ctx, l)
+	m, inline, in, err = d.commit(ctx, false)
 	if err != nil {
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", err)
 	}
-	d.base, d.baseLimit, d.size, d.spans, d.baseEnds = m, m.Size, m.Size, nil, nil
+	return m, inline, in, nil
+}
+
+// CommitAhead is Commit for a draft that is still being written: it
+// stores the chunks its bytes already decide and keeps the rest, the
+// bytes after the last boundary that could still move with the bytes
+// written next (less than Params.MaxSize), buffered. The returned
+// manifest describes the prefix stored, not the file, and becomes the
+// draft's base; the draft stays Dirty while it holds bytes past it, and a
+// later Commit reuses the prefix's chunks without reading them. A writer
+// appending a large file calls it every few MiB, so its bytes are chunked
+// as they arrive and no chunk is read back or stored twice. The intents
+// returned hold the prefix's chunks as Commit's do; the caller keeps them
+// until it records or abandons the manifest of a later commit, which
+// does not hold the prefix's chunks again. On error the draft is
+// unchanged.
+func (d *Draft) CommitAhead(ctx context.Context) (m Manifest, inline []meta.Object, in Intents, err error) {
+	switch {
+	case d.closed:
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft ahead: %w", fs.ErrClosed)
+	case d.s.err != nil || d.err != nil:
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft ahead: %w", errors.Join(d.s.err, d.err))
+	case !d.Dirty():
+		return d.base, nil, nil, nil
+	}
+	m, inline, in, err = d.commit(ctx, true)
+	if err != nil {
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft ahead: %w", err)
+	}
+	return m, inline, in, nil
+}
+
+// commit stores the draft (or, ahead, its decided prefix) and rebases
+// the draft on the result, keeping the bytes past the prefix.
+func (d *Draft) commit(ctx context.Context, ahead bool) (Manifest, []meta.Object, Intents, error) {
+	l := &layout{
+		size: d.size, base: d.base, baseLimit: d.baseLimit, dirty: d.spans, src: &draftSource{d: d},
+		baseCut: d.baseCut, baseHeld: d.baseHeld, ahead: ahead,
+	}
+	m, inline, in, err := d.s.commit(ctx, l)
+	if err != nil {
+		return Manifest{}, nil, nil, err
+	}
+	log := dirtyLog{limit: d.log.limit}
+	if m.Size < d.size {
+		rest := make([]byte, d.size-m.Size)
+		err := d.readAt(ctx, rest, m.Size, false)
+		if err == nil {
+			_, err = log.append(rest)
+		}
+		if err != nil {
+			log.reset()
+			return Manifest{}, nil, nil, errors.Join(err, d.s.Release(context.WithoutCancel(ctx), in))
+		}
+	}
 	d.log.reset()
+	d.log = log
+	d.base, d.baseLimit, d.baseEnds, d.baseCut, d.baseHeld = m, m.Size, nil, ahead, ahead
+	d.spans = nil
+	if log.size > 0 {
+		d.spans = []span{{off: m.Size, n: log.size}}
+	}
 	return m, inline, in, nil
 }
 
@@ -236,21 +303,34 @@ func (d *Draft) Discard() {
 }
 
 // draftSource serves a draft's bytes to the chunker through windows that
-// are never reused, so chunk slices stay valid while workers put them.
+// are not reused before the commit ends, so chunk slices stay valid while
+// workers put them; then they return to a pool.
 type draftSource struct {
 	d      *Draft
 	win    []byte
 	winOff int64
+	used   []*[windowBytes]byte // pooled windows, returned by done
 }
 
 // windowBytes is how much of a draft the chunker reads at once.
 const windowBytes = 16 << 20
 
+// windowPool keeps windows across commits: a fresh one costs page faults
+// and zeroing on each use, more than the copy into it.
+var windowPool = sync.Pool{New: func() any { return new([windowBytes]byte) }}
+
 func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, error) {
 	if off >= s.winOff && off+n <= s.winOff+int64(len(s.win)) {
 		return s.win[off-s.winOff:][:n], nil
 	}
-	win := make([]byte, s.d.reach(off+n, min(end, off+max(n, windowBytes)))-off)
+	var win []byte
+	if size := s.d.reach(off+n, min(end, off+max(n, windowBytes))) - off; size <= windowBytes {
+		w := windowPool.Get().(*[windowBytes]byte)
+		s.used = append(s.used, w)
+		win = w[:size]
+	} else {
+		win = make([]byte, size) // a chunk past windowBytes (large Params)
+	}
 	kept := 0
 	if off >= s.winOff && off < s.winOff+int64(len(s.win)) {
 		kept = copy(win, s.win[off-s.winOff:])
@@ -263,6 +343,13 @@ func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, erro
 }
 
 func (s *draftSource) reach(off, n, limit int64) int64 { return s.d.reach(off+n, limit) }
+
+func (s *draftSource) done() {
+	for _, w := range s.used {
+		windowPool.Put(w)
+	}
+	s.used, s.win = nil, nil
+}
 
 // reach returns how far past e, up to limit, the draft's bytes cost no
 // chunk fetch beyond the one that byte e-1 needs: written bytes, zeros,

@@ -9,9 +9,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestDraftModel runs random writes, truncations and commits against a
-// plain byte slice and checks reads of the draft and of every committed
-// manifest, and that committed manifests chunk the file canonically.
+// TestDraftModel runs random writes, truncations, commits and commits
+// ahead against a plain byte slice and checks reads of the draft and of
+// every committed manifest, and that committed manifests chunk the file
+// canonically (also when commits ahead stored parts of it).
 func TestDraftModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		opts := content.Options{
@@ -44,6 +45,22 @@ func TestDraftModel(t *testing.T) {
 					model = model[:size]
 				} else {
 					model = append(model, make([]byte, size-len(model))...)
+				}
+			},
+			"commit ahead": func(rt *rapid.T) {
+				m, inline, _, err := d.CommitAhead(context.Background())
+				if err != nil {
+					rt.Fatalf("commit ahead: %v", err)
+				}
+				e.meta.put(inline)
+				if m.Size > int64(len(model)) || d.Size() != int64(len(model)) {
+					rt.Fatalf("commit ahead stored %d bytes, draft size %d, model %d", m.Size, d.Size(), len(model))
+				}
+				if got := readAll(rt, e.reopen(), m); !bytes.Equal(got, model[:m.Size]) {
+					rt.Fatal("bytes committed ahead differ from the model's prefix")
+				}
+				if m.Size < int64(len(model)) && !d.Dirty() {
+					rt.Fatal("draft clean with bytes past what it committed ahead")
 				}
 			},
 			"commit": func(rt *rapid.T) {

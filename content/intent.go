@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"sync"
 	"time"
 
@@ -80,8 +79,10 @@ func (is *intentSet) add(id int64) {
 // never read them.
 func (s *Store) holdReused(ctx context.Context, exts []Extent, fresh []*cas.Hash, is *intentSet) error {
 	var reused []cas.Hash
+	seen := map[cas.Hash]bool{}
 	for i, e := range exts {
-		if fresh[i] == nil && !e.Hash.IsZero() && !slices.Contains(reused, e.Hash) {
+		if fresh[i] == nil && !e.Hash.IsZero() && !seen[e.Hash] {
+			seen[e.Hash] = true
 			reused = append(reused, e.Hash)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/forkspace/forkspace/chunk"
 	"github.com/forkspace/forkspace/content"
 )
 
@@ -71,5 +72,46 @@ func TestCommitReuse(t *testing.T) {
 				t.Fatal("edited file reads back wrong")
 			}
 		})
+	}
+}
+
+// TestCommitAheadStream writes a 40 MiB file in 1 MiB pieces through a
+// draft, committing ahead every 16 MiB as a vfs handle does, then commits
+// it: every chunk is put once, none is read back, and the manifest is the
+// one writing the file whole gives.
+func TestCommitAheadStream(t *testing.T) {
+	const size, piece, every = 40 << 20, 1 << 20, 16 << 20
+	e := newEnv(t, content.Options{})
+	data := randomBytes(43, size+piece/3)
+	d := e.store.NewDraft(content.Manifest{})
+	defer d.Discard()
+	for off := 0; off < len(data); off += piece {
+		mustWrite(t, d, data[off:min(off+piece, len(data))], int64(off))
+		if d.Buffered() >= every {
+			m, _, _, err := d.CommitAhead(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Buffered() >= int64(chunk.DefaultParams.MaxSize) || m.Size+d.Buffered() != d.Size() {
+				t.Fatalf("commit ahead of %d bytes stored %d, kept %d", d.Size(), m.Size, d.Buffered())
+			}
+		}
+	}
+	m := e.commit(t, d)
+	puts, gets := e.blobs.puts.Load(), e.blobs.gets.Load()
+	whole := e.write(t, data)
+	if len(m.Extents) != len(whole.Extents) {
+		t.Fatalf("%d chunks, writing whole gives %d", len(m.Extents), len(whole.Extents))
+	}
+	for i := range m.Extents {
+		if m.Extents[i] != whole.Extents[i] {
+			t.Fatalf("extent %d: %v, writing whole gives %v", i, m.Extents[i], whole.Extents[i])
+		}
+	}
+	if puts != int64(len(m.Extents)) || gets != 0 {
+		t.Fatalf("put %d blobs for %d chunks and read %d back", puts, len(m.Extents), gets)
+	}
+	if !bytes.Equal(readAll(t, e.reopen(), m), data) {
+		t.Fatal("file reads back wrong")
 	}
 }

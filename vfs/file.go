@@ -66,6 +66,7 @@ type File struct {
 	m       content.Manifest // last committed contents seen
 	draft   *content.Draft   // buffered writes (nil until the first)
 	pending *commitState     // committed bytes not yet recorded
+	aheadAt int64            // draft bytes kept by the last commit ahead
 	dir     []fs.DirEntry    // entries left to ReadDir (directories)
 	dirRead bool
 }
@@ -415,29 +416,41 @@ func (h *File) writeAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return n, h.pathErr("write", err)
 	}
-	if h.draft.Buffered() >= commitAhead {
-		if err := h.commitDraft(); err != nil {
+	if h.draft.Buffered() >= h.aheadAt+commitAhead {
+		if err := h.commitDraft(true); err != nil {
 			return n, h.pathErr("write", err)
 		}
 	}
 	return n, nil
 }
 
-// commitAhead is how many written bytes a handle buffers before it
-// commits them to the content store (chunked and put, recorded in
-// metadata only at Sync or Close): a large file's bytes then go from the
-// application's buffer to chunks while it writes, instead of through a
-// spill file read back at Close, and the handle's memory stays bounded.
+// commitAhead is how many written bytes a handle buffers, past what its
+// last commit ahead kept, before it commits them ahead to the content
+// store (the chunks they decide put, recorded in metadata only at Sync or
+// Close; the bytes after the last sure boundary stay buffered): a large
+// file's bytes then go from the application's buffer to chunks while it
+// writes, each chunk stored once and none read back, and the handle's
+// memory stays bounded.
 const commitAhead = 16 << 20
 
 // commitDraft commits the draft to the content store as the handle's
 // pending state, superseding an earlier pending commit (whose intents
-// are released with this one's).
-func (h *File) commitDraft() error {
-	m, inline, in, err := h.draft.Commit(h.ctx)
+// are released with this one's). Ahead, it stores only the chunks the
+// bytes so far decide (content.Draft.CommitAhead): the pending state is
+// then a prefix of the file, which a commit that is not ahead completes
+// before anything records it.
+func (h *File) commitDraft(ahead bool) error {
+	commit := h.draft.Commit
+	if ahead {
+		commit = h.draft.CommitAhead
+	}
+	m, inline, in, err := commit(h.ctx)
 	if err != nil {
 		return err
 	}
+	// What a commit ahead kept (less than a chunk; more only with
+	// chunks larger than commitAhead) waits for commitAhead new bytes.
+	h.aheadAt = h.draft.Buffered()
 	next := &commitState{m: m, inline: inline, intents: in}
 	if h.pending != nil {
 		next.intents = append(next.intents, h.pending.intents...)
@@ -538,8 +551,8 @@ func (h *File) Sync() error {
 }
 
 func (h *File) sync() error {
-	if h.draft != nil && h.draft.Dirty() {
-		if err := h.commitDraft(); err != nil {
+	if h.draft != nil && (h.draft.Dirty() || h.pending != nil) {
+		if err := h.commitDraft(false); err != nil {
 			return h.pathErr("sync", err)
 		}
 	}
