@@ -29,6 +29,11 @@
 // one chunking the file afresh (with the same holes) would give, so edits
 // never degrade deduplication.
 //
+// A writer still appending calls CommitAhead instead: it stores the
+// chunks whose boundaries the bytes so far decide and keeps the rest (less
+// than Params.MaxSize) buffered, so a large file is chunked as it is
+// written, each chunk put once and none read back.
+//
 // Drafts live in memory (1 MiB pooled blocks past the first MiB) up to
 // Options.SpillBytes, then in a temp file under os.TempDir that is
 // unlinked as soon as it is created, so a crash leaves nothing behind.
