@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp/syntax"
 	"runtime"
@@ -236,36 +237,13 @@ func grepTool(ctx context.Context, c *call, in grepIn) (string, error) {
 	if limit == 0 {
 		limit = DefaultGrepResults
 	}
-	files, err := c.grepFiles(ctx, f, root, glob)
+	results, stopped, err := c.grepFiles(ctx, f, root, glob, func(fe fileEntry) grepFile {
+		return c.grepOne(ctx, f, fe, m, in.Context, limit)
+	}, limit)
 	if err != nil {
 		return "", err
 	}
-	// Workers claim files in path order and stop claiming once limit
-	// matches are found: the searched files are a prefix of the order,
-	// which holds the first limit matches, so the output is deterministic.
-	results := make([]grepFile, len(files))
-	var (
-		next, total atomic.Int64
-		wg          sync.WaitGroup
-	)
-	for range min(len(files), runtime.GOMAXPROCS(0)*2) {
-		wg.Go(func() {
-			for ctx.Err() == nil && total.Load() < int64(limit) {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) {
-					return
-				}
-				results[i] = c.grepOne(ctx, f, files[i], m, in.Context, limit)
-				total.Add(int64(results[i].matches))
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	searched := int(min(next.Load(), int64(len(files))))
-	return formatGrep(results[:searched], searched < len(files), limit, in.Context, in.Pattern, c.set.opts.MaxGrepFileBytes), nil
+	return formatGrep(results, stopped, limit, in.Context, in.Pattern, c.set.opts.MaxGrepFileBytes), nil
 }
 
 type fileEntry struct {
@@ -273,14 +251,21 @@ type fileEntry struct {
 	size int64
 }
 
-// grepFiles lists the regular files to search, in path order.
-func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string) ([]fileEntry, error) {
+// grepFiles searches the regular files under root that match glob with
+// search, in parallel, as the walk finds them, and returns the results
+// worth reporting (matches or a skipped file) in path order. Files are
+// claimed in path order and claiming stops once limit matches are found:
+// the searched files are a prefix of the order, which holds the first
+// limit matches, so the output is deterministic. stopped reports files
+// left unsearched. Memory is bounded by the results kept, not by the
+// number of files: the walk waits for free workers.
+func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string, search func(fileEntry) grepFile, limit int) (results []grepFile, stopped bool, err error) {
 	fi, err := f.Stat(ctx, root)
 	if err != nil {
-		return nil, c.fail(ctx, root, err)
+		return nil, false, c.fail(ctx, root, err)
 	}
 	if !fi.IsDir() {
-		return []fileEntry{{root, fi.Size()}}, nil
+		return []grepFile{search(fileEntry{root, fi.Size()})}, false, nil
 	}
 	match := func(p string) bool {
 		switch {
@@ -291,22 +276,66 @@ func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string) 
 		}
 		return doublestar.MatchUnvalidated(glob, p)
 	}
-	var files []fileEntry
+	type claim struct {
+		i  int
+		fe fileEntry
+	}
+	var (
+		claims = make(chan claim)
+		total  atomic.Int64 // matching lines found so far
+		mu     sync.Mutex
+		kept   = map[int]grepFile{} // by claim order
+		wg     sync.WaitGroup
+	)
+	for range runtime.GOMAXPROCS(0) * 2 {
+		wg.Go(func() {
+			for cl := range claims {
+				r := search(cl.fe)
+				if r.matches == 0 && r.skipped == "" {
+					continue
+				}
+				total.Add(int64(r.matches))
+				mu.Lock()
+				kept[cl.i] = r
+				mu.Unlock()
+			}
+		})
+	}
+	n := 0
 	err = walk(ctx, f, root, pruned(c.set.opts.Ignore, root+"/"+glob), func(p string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() || !match(p) {
 			return nil
+		}
+		if total.Load() >= int64(limit) {
+			stopped = true
+			return errStop
 		}
 		var size int64 = -1
 		if info, err := d.Info(); err == nil {
 			size = info.Size()
 		}
-		files = append(files, fileEntry{p, size})
-		return nil
+		select {
+		case claims <- claim{n, fileEntry{p, size}}:
+			n++
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
+	close(claims)
+	wg.Wait()
 	if err != nil {
-		return nil, c.fail(ctx, root, err)
+		return nil, false, c.fail(ctx, root, err)
 	}
-	return files, nil
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	order := slices.Sorted(maps.Keys(kept))
+	results = make([]grepFile, len(order))
+	for j, i := range order {
+		results[j] = kept[i]
+	}
+	return results, stopped, nil
 }
 
 // grepOne searches one file for at most limit matching lines.
