@@ -64,8 +64,8 @@ func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 	}
 	p.Reachable = m.counts()
 
-	p.Nodes = p.sortObjects(kindNode, s.nodes, m.nodes)
-	p.Bodies = p.sortObjects(kindBody, s.bodies, m.bodies)
+	p.Nodes = p.sortObjects(kindNode, s.nodes, m.nodes, nil)
+	p.Bodies = p.sortObjects(kindBody, s.bodies, m.bodies, pendingIntents(s))
 	if err := p.listBlobs(ctx, s, m, listed); err != nil {
 		return nil, fmt.Errorf("plan collection: %w", err)
 	}
@@ -98,14 +98,15 @@ func (p *Plan) listIDs(ctx context.Context) <-chan listing {
 }
 
 // sortObjects sorts the stored objects of kind k that marked lacks into
-// garbage (touched before the cutoff, returned) and young.
-func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash]int64) []cas.Hash {
+// garbage (touched before the cutoff, returned) and young (touched since,
+// or held).
+func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash]int64, held map[cas.Hash]bool) []cas.Hash {
 	var garbage []cas.Hash
 	for _, oi := range stored {
 		if _, ok := marked[oi.Hash]; ok {
 			continue
 		}
-		if oi.TouchedAt.Before(p.Cutoff) {
+		if oi.TouchedAt.Before(p.Cutoff) && !held[oi.Hash] {
 			garbage = append(garbage, oi.Hash)
 			p.Garbage.add(k, oi.Size)
 		} else {
@@ -113,6 +114,19 @@ func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash
 		}
 	}
 	return garbage
+}
+
+// pendingIntents returns the hashes of the pending upload intents. They
+// are roots (meta.GCTx) of inline bodies as of blobs: a batch stores the
+// bodies it imports under one before its commit names them (vfs.FS.Batch).
+func pendingIntents(s *snapshot) map[cas.Hash]bool {
+	held := map[cas.Hash]bool{}
+	for _, in := range s.intents {
+		if !in.Released {
+			held[in.Hash] = true
+		}
+	}
+	return held
 }
 
 // listBlobs sorts the stored blobs the roots do not reach into garbage and

@@ -1,12 +1,15 @@
 package vfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 
+	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/meta"
@@ -23,7 +26,12 @@ import (
 //
 // b offers every FS operation, handles included (a handle's Sync or Close
 // commits into the batch; handles still open when fn returns are stale).
-// Bytes are stored as fn writes them; only the metadata waits. A stub of a
+// Bytes are stored as fn writes them; only the metadata waits: chunks go
+// to the blob store at once, and inline bodies are stored in transactions
+// of their own every 16 MiB (aheadBytes) under an upload intent that keeps
+// a collection from taking them and that the commit releases, so a
+// batch's memory does not grow with its bytes. Nothing names them before
+// the commit: a batch that fails leaves them to garbage collection. A stub of a
 // lazy mount cannot be hydrated inside a batch, nor can b be folded (Fold,
 // Root: errors.ErrUnsupported) or reset. b must not be used after fn
 // returns. A batch of b is part of f's batch: it lands in it whole or
@@ -65,6 +73,9 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	b.wmu.Lock() // a straggling mutation of b finishes first
 	f.inoNext, f.inoEnd = b.inoNext, b.inoEnd
 	b.wmu.Unlock()
+	if err == nil {
+		err = log.err
+	}
 	if err != nil || len(log.acc.muts)+len(log.acc.intents)+len(log.acc.also) == 0 {
 		locked = false
 		f.wmu.Unlock()
@@ -112,11 +123,21 @@ type batchLog struct {
 	mu      sync.Mutex
 	acc     txn
 	changed []string
+	// inlineBytes counts the bytes of acc.inline; err is a failed early
+	// store of them, which fails the batch.
+	inlineBytes int
+	err         error
 }
 
+// aheadBytes is how many bytes of inline bodies a batch holds before it
+// stores them ahead of its commit, so that its memory does not grow with
+// the bytes it imports.
+const aheadBytes = 16 << 20
+
 // add takes over t's mutations and applies them to b's overlay, so b's
-// later operations (scans included) see them. The caller holds b.wmu.
-func (l *batchLog) add(b *FS, t *txn) {
+// later operations (scans included) see them, and stores the inline
+// bodies held so far once they reach aheadBytes. The caller holds b.wmu.
+func (l *batchLog) add(ctx context.Context, b *FS, t *txn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b.mu.Lock()
@@ -134,6 +155,48 @@ func (l *batchLog) add(b *FS, t *txn) {
 	l.acc.inline = append(l.acc.inline, t.inline...)
 	l.acc.intents = append(l.acc.intents, t.intents...)
 	l.acc.also = append(l.acc.also, t.also...)
+	for _, o := range t.inline {
+		l.inlineBytes += len(o.Data)
+	}
+	if l.inlineBytes >= aheadBytes && l.err == nil {
+		l.storeAhead(ctx, b)
+	}
+}
+
+// storeAhead stores the inline bodies held so far in a transaction of
+// their own, under an upload intent on their hashes taken in that same
+// transaction: a pending intent is a root of garbage collection (meta.GCTx),
+// so no collection deletes them before the batch's commit names them, and
+// the batch releases the intent with that commit (or with its failure,
+// leaving the bodies to a later collection). Nothing names the bodies
+// until then, so a crash meanwhile leaves nothing visible. When a body's
+// hash is being deleted by the collector (errdefs.ErrBusy), the bodies are
+// kept for the commit instead. The caller holds l.mu.
+func (l *batchLog) storeAhead(ctx context.Context, b *FS) {
+	bodies := l.acc.inline
+	hashes := make([]cas.Hash, len(bodies))
+	for i, o := range bodies {
+		hashes[i] = o.Hash
+	}
+	slices.SortFunc(hashes, func(a, b cas.Hash) int { return bytes.Compare(a[:], b[:]) })
+	hashes = slices.Compact(hashes)
+	var id int64
+	err := b.d.Meta.Update(ctx, func(tx meta.Tx) error {
+		var err error
+		if id, err = tx.AddIntents(hashes); err != nil {
+			return err
+		}
+		return tx.PutInline(bodies)
+	})
+	switch {
+	case errors.Is(err, errdefs.ErrBusy):
+		return
+	case err != nil:
+		l.err = fmt.Errorf("batch: store inline bodies: %w", err)
+		return
+	}
+	l.acc.intents = append(l.acc.intents, id)
+	l.acc.inline, l.inlineBytes = nil, 0
 }
 
 // batchHooks are the parent's hooks seen from a Batch: hydrating (which

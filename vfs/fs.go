@@ -366,7 +366,7 @@ func headBackoff(ctx context.Context, attempt int) error {
 // caller holds wmu, which commitLocked releases.
 func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
 	if f.batch != nil {
-		f.batch.add(f, t)
+		f.batch.add(ctx, f, t)
 		f.wmu.Unlock()
 		return nil
 	}
