@@ -14,6 +14,7 @@ import (
 
 	forkspace "github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/transfer"
 )
@@ -147,4 +148,45 @@ func TestImportFailureChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	unchanged(t, ws)
+}
+
+// TestBulkImportFailureLeavesNothing: an import refused late, after
+// thousands of small files were stored ahead (hashed and stored by the
+// pipeline's workers, inline bodies stored ahead of the batch's commit),
+// leaves the workspace as it was and holds nothing: every upload intent is
+// released, so a collection with no grace takes all it stored.
+func TestBulkImportFailureLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	ws, err := st.Create(ctx, "w", forkspace.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteFile(ctx, "keep.txt", []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 1,500 files of 12 KiB (inline, 18 MiB: past one early store; 256
+	// distinct contents) and
+	// 60 of 100 KiB (chunked), then an entry that escapes.
+	var hs []*tar.Header
+	for i := range 1560 {
+		size := 12 << 10
+		if i%26 == 0 {
+			size = 100 << 10
+		}
+		hs = append(hs, &tar.Header{Typeflag: tar.TypeReg, Name: fmt.Sprintf("d%d/f%04d", i%9, i), Linkname: string(pattern(size, byte(i)))})
+	}
+	hs = append(hs, &tar.Header{Typeflag: tar.TypeSymlink, Name: "d1/host", Linkname: "/etc/passwd"})
+	archive := tarOf(t, append(hs, &tar.Header{Typeflag: tar.TypeReg, Name: "../escape", Linkname: "x"})...)
+	if err := transfer.ImportTar(ctx, ws.FS, "t", bytes.NewReader(archive), transfer.Options{}); !errors.Is(err, os.ErrInvalid) {
+		t.Fatalf("bad late entry: %v", err)
+	}
+	unchanged(t, ws)
+	r, err := st.GC(ctx, forkspace.GCOptions{Grace: gc.NoGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Plan.Young != (gc.Counts{}) || r.Reclaimed.Bodies < 250 || r.Reclaimed.Blobs == 0 {
+		t.Fatalf("after a refused import: young %+v (held by a pending intent?), reclaimed %+v", r.Plan.Young, r.Reclaimed)
+	}
 }

@@ -64,9 +64,12 @@
 // transaction, and the transaction is then fsynced (vfs.FS.Sync;
 // docs/decisions/021). While an import runs, other writers of the
 // workspace wait; readers see the state before it. Exports write to the
-// host as they go, a tar stream in 1 MiB writes. Memory grows with the
-// number of entries and the bytes of small (inline) files an import
-// holds until its commit, not with large files' bytes.
+// host as they go, a tar stream in 1 MiB writes. An import's memory grows
+// with the number of entries (their metadata waits for the commit), not
+// with their bytes: large files' chunks go to the blob store as they are
+// read, and small (inline) files' bodies are stored ahead of the commit
+// every 16 MiB, held from garbage collection by an upload intent until the
+// commit names them (vfs.FS.Batch).
 //
 // # Streaming and progress
 //

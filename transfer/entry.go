@@ -84,6 +84,10 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 	}
 	m := newMeter(opts.Progress, files, bytes)
 	written := make(map[string]bool) // non-directory names written so far
+	var pl *pipeline
+	if st, ok := dst.(storer); ok {
+		pl = newPipeline(ctx, op, st)
+	}
 	err = src.walk(ctx, func(e *entry, body io.Reader) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -94,7 +98,7 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 		if body != nil {
 			body = &reader{ctx: ctx, r: body, m: m}
 		}
-		if err := dst.put(ctx, e, body); err != nil {
+		if err := put(ctx, pl, dst, e, body); err != nil {
 			return errorAt(op, e.name, err)
 		}
 		if e.kind != kindDir {
@@ -103,6 +107,9 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 		m.entry()
 		return nil
 	})
+	if pl != nil {
+		err = pl.close(err)
+	}
 	if err != nil {
 		return errorAt(op, "", err)
 	}
@@ -110,6 +117,22 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 		return errorAt(op, "", err)
 	}
 	return nil
+}
+
+// put hands e to dst, through pl when there is one: entries without a
+// body and small files are queued, a streamed body waits for the queue to
+// empty (its reader is valid only now).
+func put(ctx context.Context, pl *pipeline, dst sink, e *entry, body io.Reader) error {
+	switch {
+	case pl == nil:
+		return dst.put(ctx, e, body)
+	case body == nil || e.kind == kindFile && e.size <= smallFile:
+		return pl.add(e, body)
+	}
+	if err := pl.drain(); err != nil {
+		return err
+	}
+	return dst.put(ctx, e, body)
 }
 
 // errorAt keeps an existing *fs.PathError (it names the failing path) and

@@ -21,7 +21,7 @@ type wsSink struct {
 	buf  []byte
 }
 
-var _ sink = (*wsSink)(nil)
+var _ storer = (*wsSink)(nil)
 
 // newWSSink creates (if needed) and checks the target directory. The
 // target itself is named by the caller, so links on the way to it are
@@ -56,6 +56,31 @@ func (s *wsSink) path(name string) string {
 }
 
 func (s *wsSink) put(ctx context.Context, e *entry, body io.Reader) error {
+	return s.place(ctx, e, func(p string) error { return s.file(ctx, p, e, body) })
+}
+
+func (s *wsSink) store(ctx context.Context, data []byte) (*vfs.Stored, error) {
+	return s.fs.Store(ctx, data)
+}
+
+func (s *wsSink) putStored(ctx context.Context, e *entry, st *vfs.Stored) error {
+	taken := false
+	err := s.place(ctx, e, func(p string) error {
+		taken = true
+		return s.fs.WriteStored(ctx, p, st, e.mode)
+	})
+	if !taken {
+		s.discard(ctx, st)
+	}
+	return err
+}
+
+// discard gives up st; a failure to release its intents only delays the
+// collection of its chunks.
+func (s *wsSink) discard(ctx context.Context, st *vfs.Stored) { _ = s.fs.Discard(ctx, st) }
+
+// place writes entry e, a regular file's contents through write.
+func (s *wsSink) place(ctx context.Context, e *entry, write func(p string) error) error {
 	p := s.path(e.name)
 	if e.name != "." {
 		dir, _ := split(e.name)
@@ -75,7 +100,7 @@ func (s *wsSink) put(ctx context.Context, e *entry, body io.Reader) error {
 	case kindHardlink:
 		return s.fs.Link(ctx, s.path(e.target), p)
 	}
-	if err := s.file(ctx, p, e, body); err != nil {
+	if err := write(p); err != nil {
 		return err
 	}
 	return s.attrs(ctx, p, e)

@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -55,7 +56,7 @@ func (s *wsSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.Re
 	}
 	seen := make(map[uint64]string) // inode → first name, for hard links
 	if !fi.IsDir() {
-		return s.emit(ctx, path.Base(s.root), s.root, fi, seen, bodies, fn)
+		return s.emit(ctx, path.Base(s.root), s.root, fi, seen, bodies, nil, fn)
 	}
 	e := s.entry(".", fi)
 	if bodies {
@@ -74,7 +75,15 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 	if err != nil {
 		return err
 	}
-	for _, de := range des {
+	paths := make([]string, len(des))
+	for i, de := range des {
+		if cp := s.join(p, de.Name()); bodies && s.readsAhead(de, cp) {
+			paths[i] = cp
+		}
+	}
+	ra := newReadAhead(ctx, s.fs, paths)
+	defer ra.stop()
+	for i, de := range des {
 		fi, err := de.Info()
 		if err != nil {
 			return err
@@ -83,7 +92,7 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 		if s.fs.IsVirtual(cp) {
 			continue // a virtual mount: served live, never exported
 		}
-		if err := s.emit(ctx, cn, cp, fi, seen, bodies, fn); err != nil {
+		if err := s.emit(ctx, cn, cp, fi, seen, bodies, ra.take(i), fn); err != nil {
 			return err
 		}
 		if fi.IsDir() {
@@ -95,8 +104,23 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 	return nil
 }
 
-// emit passes one entry (a directory without its contents) to fn.
-func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, seen map[uint64]string, bodies bool, fn func(*entry, io.Reader) error) error {
+// readsAhead reports whether directory entry de (at p) is a small regular
+// file of one name, whose bytes the walk reads ahead.
+func (s *wsSource) readsAhead(de fs.DirEntry, p string) bool {
+	if !de.Type().IsRegular() || s.fs.IsVirtual(p) {
+		return false
+	}
+	fi, err := de.Info()
+	if err != nil || fi.Size() > smallFile {
+		return false
+	}
+	a, ok := fi.Sys().(*vfs.Attr)
+	return !ok || a.Nlink <= 1 || s.copyLinks
+}
+
+// emit passes one entry (a directory without its contents) to fn, with
+// the bytes of af when the file was read ahead.
+func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, seen map[uint64]string, bodies bool, af *aheadFile, fn func(*entry, io.Reader) error) error {
 	if fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice) != 0 {
 		return unsupported(s.skip, name, typeName(fi.Mode()))
 	}
@@ -118,6 +142,13 @@ func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, see
 	}
 	if !bodies {
 		return fn(e, nil)
+	}
+	if af != nil {
+		if af.err != nil {
+			return af.err
+		}
+		e.xattrs = af.xattrs
+		return fn(e, io.LimitReader(bytes.NewReader(af.data), e.size))
 	}
 	var err error
 	if e.xattrs, err = wsXattrs(ctx, s.fs, p); err != nil {

@@ -248,3 +248,57 @@ func (f *FS) FillStub(ctx context.Context, name string, marker, data []byte) err
 	f.notify(ctx, Event{Op: op, Name: name})
 	return nil
 }
+
+// Stored is a regular file's content written to the store by Store and
+// named by no file yet: WriteStored makes it a file's content, Discard
+// gives it up.
+type Stored struct {
+	data   []byte // for a write into a virtual mount
+	m      content.Manifest
+	inline []meta.Object
+	in     content.Intents
+}
+
+// Store writes data to the store for a later WriteStored, without taking
+// any lock of f: bulk writers hash and store several files at once while
+// one goroutine mutates (a Batch's function included). data must not
+// change until WriteStored or Discard.
+func (f *FS) Store(ctx context.Context, data []byte) (*Stored, error) {
+	s := &Stored{data: data}
+	if len(data) == 0 {
+		return s, nil
+	}
+	var err error
+	if s.m, s.inline, s.in, err = f.d.Content.Write(ctx, data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// WriteStored is WriteFile of the data s was stored from. It takes s
+// over: s's upload intents are released with the mutation, or when it
+// fails.
+func (f *FS) WriteStored(ctx context.Context, name string, s *Stored, perm fs.FileMode) error {
+	const op = "write"
+	err := validPath(op, name)
+	if err == nil {
+		err = f.writable(op, name)
+	}
+	if err == nil {
+		if done, verr := f.virtualWrite(ctx, op, name, s.data, perm); done {
+			return errors.Join(verr, f.Discard(ctx, s)) // its bytes went to the mount
+		}
+	}
+	if q := f.quota.MaxBytes; err == nil && q > 0 && s.m.Size > q {
+		err = &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %d bytes are more than the whole %d-byte quota", errdefs.ErrQuota, s.m.Size, q)}
+	}
+	if err != nil {
+		return f.releaseOnError(ctx, err, s.in)
+	}
+	return f.replaceContent(ctx, op, name, perm, s.m, s.inline, s.in, nil)
+}
+
+// Discard releases s, which no file will name.
+func (f *FS) Discard(ctx context.Context, s *Stored) error {
+	return f.d.Content.Release(context.WithoutCancel(ctx), s.in)
+}
