@@ -380,26 +380,50 @@ func killRounds(t *testing.T, rounds, maxAcks int, env func(dir string, round in
 // one batch whose chunks are synced together before its commit.
 const importCrashEnv = "FORKSPACE_IMPORT_CRASH_WRITER"
 
-// importCrashTree writes the host tree the import crash writer imports:
-// small (inline) files and chunked ones in a few directories.
+// importCrashTree writes the host trees the import crash writer imports:
+// small/ holds small (inline) files and chunked ones in a few directories;
+// big/ holds the same and bulkFiles inline files of 15 KiB in bulk/, more
+// than a batch holds before it stores inline bodies ahead of its commit
+// (vfs.FS.Batch).
 func importCrashTree(t *testing.T) string {
 	t.Helper()
 	src := t.TempDir()
-	for i := range 60 {
-		dir := filepath.Join(src, fmt.Sprintf("d%d", i%4))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
+	for _, tree := range []string{"small", "big"} {
+		for i := range 60 {
+			dir := filepath.Join(src, tree, fmt.Sprintf("d%d", i%4))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d", i)), crashContent(i), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d", i)), crashContent(i), 0o644); err != nil {
+	}
+	if err := os.Mkdir(filepath.Join(src, "big", "bulk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range bulkFiles {
+		if err := os.WriteFile(filepath.Join(src, "big", "bulk", fmt.Sprint(i)), bulkContent(i), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return src
 }
 
-// importCrashWriter imports the tree at SRC (spec "DIR:START:SRC") under
-// a new directory imp<i> again and again, printing "I i" after each
-// import returned.
+// bigImport reports whether import i of the crash writer is of big/.
+func bigImport(i int) bool { return i%2 == 1 }
+
+// bulkFiles is how many files importCrashTree writes to bulk/ (17.6 MiB).
+const bulkFiles = 1200
+
+// bulkContent is the content of bulk/i: 15 KiB, distinct per file.
+func bulkContent(i int) []byte {
+	return bytes.Repeat([]byte(fmt.Sprintf("%015d\n", i)), 960)
+}
+
+// importCrashWriter imports the trees at SRC (spec "DIR:START:SRC"), small/
+// and big/ in turn, under a new directory imp<i> again and again, printing
+// "I i" after each import returned.
 func importCrashWriter(spec string) error {
 	rest, src, _ := strings.Cut(spec, "|")
 	w, start, err := crashWorkspace(rest, forkspace.Options{})
@@ -407,7 +431,11 @@ func importCrashWriter(spec string) error {
 		return err
 	}
 	for i := start; ; i++ {
-		if err := transfer.ImportDir(context.Background(), w.FS, fmt.Sprintf("imp%06d", i), src, transfer.Options{}); err != nil {
+		tree := filepath.Join(src, "small")
+		if bigImport(i) {
+			tree = filepath.Join(src, "big")
+		}
+		if err := transfer.ImportDir(context.Background(), w.FS, fmt.Sprintf("imp%06d", i), tree, transfer.Options{}); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stdout, "I %d\n", i)
@@ -436,6 +464,19 @@ func TestCrashDuringImport(t *testing.T) {
 				name := fmt.Sprintf("%s/d%d/f%02d", e.Name(), j%4, j)
 				b, err := w.ReadFile(ctx, name)
 				if err != nil || !bytes.Equal(b, crashContent(j)) {
+					t.Fatalf("import %d is partly visible: %s: %d bytes, %v", i, name, len(b), err)
+				}
+			}
+			if !bigImport(i) {
+				continue
+			}
+			bulk, err := w.ReadDir(ctx, e.Name()+"/bulk")
+			if err != nil || len(bulk) != bulkFiles {
+				t.Fatalf("import %d is partly visible: bulk/ holds %d files (%v)", i, len(bulk), err)
+			}
+			for j := 0; j < bulkFiles; j += 97 {
+				name := fmt.Sprintf("%s/bulk/%d", e.Name(), j)
+				if b, err := w.ReadFile(ctx, name); err != nil || !bytes.Equal(b, bulkContent(j)) {
 					t.Fatalf("import %d is partly visible: %s: %d bytes, %v", i, name, len(b), err)
 				}
 			}
