@@ -503,11 +503,13 @@ func BenchmarkDiff(b *testing.B) {
 			}
 			forks = append(forks, fork{f.Name(), fmt.Sprintf("files=%d/changed=%d/folded=%t", n, k, fold)})
 			b.Run(forks[len(forks)-1].bench+"/warm", func(b *testing.B) {
+				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := st.Diff(ctx, "base", f.Name(), vfs.DiffOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, cpuTime()-cpu)
 			})
 		}
 	}
@@ -516,6 +518,7 @@ func BenchmarkDiff(b *testing.B) {
 	}
 	for _, f := range forks {
 		b.Run(f.bench+"/cold", func(b *testing.B) {
+			var cpu time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				cold, err := forkspace.Open(ctx, opts)
@@ -523,15 +526,26 @@ func BenchmarkDiff(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
+				start := cpuTime()
 				if _, err := cold.Diff(ctx, "base", f.name, vfs.DiffOptions{}); err != nil {
 					b.Fatal(err)
 				}
+				cpu += cpuTime() - start
 				b.StopTimer()
 				if err := cold.Close(); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
 			}
+			reportCPU(b, cpu)
 		})
+	}
+}
+
+// reportCPU reports cpu, the process's CPU time over the benchmark's
+// iterations, as cpu-ms/op (the figure to compare on a loaded machine).
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 	}
 }
