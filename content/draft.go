@@ -32,6 +32,7 @@ type Draft struct {
 	// its last chunk ends at a decided boundary (layout.baseCut), and
 	// the caller holds intents on its chunks (layout.baseHeld).
 	baseCut, baseHeld bool
+	wins              []*[windowBytes]byte // the last commit's windows, for the next
 	log               dirtyLog
 	closed            bool
 	err               error // a bad base: reads and Commit fail with it
@@ -272,24 +273,35 @@ func (d *Draft) commit(ctx context.Context, ahead bool) (Manifest, []meta.Object
 	if err != nil {
 		return Manifest{}, nil, nil, err
 	}
-	log := dirtyLog{limit: d.log.limit}
+	var rest []byte
 	if m.Size < d.size {
-		rest := make([]byte, d.size-m.Size)
-		err := d.readAt(ctx, rest, m.Size, false)
-		if err == nil {
-			_, err = log.append(rest)
-		}
-		if err != nil {
-			log.reset()
+		rest = make([]byte, d.size-m.Size)
+		if err := d.readAt(ctx, rest, m.Size, false); err != nil {
 			return Manifest{}, nil, nil, errors.Join(err, d.s.Release(context.WithoutCancel(ctx), in))
 		}
 	}
-	d.log.reset()
-	d.log = log
+	if int64(len(rest)) > d.log.limit {
+		// The rest goes to a spill file, which may fail: fill a new log
+		// first, so that a failure leaves the draft as it was.
+		log := dirtyLog{limit: d.log.limit}
+		if _, err := log.append(rest); err != nil {
+			log.reset()
+			return Manifest{}, nil, nil, errors.Join(err, d.s.Release(context.WithoutCancel(ctx), in))
+		}
+		d.log.reset()
+		d.log = log
+	} else if ahead {
+		// More bytes are coming: keep the memory for them.
+		d.log.recycle()
+		d.log.appendMem(rest)
+	} else {
+		d.log.reset()
+		d.releaseWindows()
+	}
 	d.base, d.baseLimit, d.baseEnds, d.baseCut, d.baseHeld = m, m.Size, nil, ahead, ahead
 	d.spans = nil
-	if log.size > 0 {
-		d.spans = []span{{off: m.Size, n: log.size}}
+	if len(rest) > 0 {
+		d.spans = []span{{off: m.Size, n: int64(len(rest))}}
 	}
 	return m, inline, in, nil
 }
@@ -300,6 +312,15 @@ func (d *Draft) Discard() {
 	d.closed = true
 	d.spans = nil
 	d.log.reset()
+	d.releaseWindows()
+}
+
+// releaseWindows returns the windows a draft kept to the pool.
+func (d *Draft) releaseWindows() {
+	for _, w := range d.wins {
+		windowPool.Put(w)
+	}
+	d.wins = nil
 }
 
 // draftSource serves a draft's bytes to the chunker through windows that
@@ -315,8 +336,12 @@ type draftSource struct {
 // windowBytes is how much of a draft the chunker reads at once.
 const windowBytes = 16 << 20
 
-// windowPool keeps windows across commits: a fresh one costs page faults
-// and zeroing on each use, more than the copy into it.
+// windowPool keeps windows across drafts: a fresh one costs page faults
+// and zeroing on each use, more than the copy into it. A draft keeps the
+// windows of a commit ahead for its next commit (Draft.wins), as its log
+// keeps its blocks: a pool drops its items at garbage collections, and a
+// handle commits ahead every 16 MiB. A full commit or Discard returns
+// them.
 var windowPool = sync.Pool{New: func() any { return new([windowBytes]byte) }}
 
 func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, error) {
@@ -325,7 +350,12 @@ func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, erro
 	}
 	var win []byte
 	if size := s.d.reach(off+n, min(end, off+max(n, windowBytes))) - off; size <= windowBytes {
-		w := windowPool.Get().(*[windowBytes]byte)
+		var w *[windowBytes]byte
+		if k := len(s.d.wins); k > 0 {
+			w, s.d.wins = s.d.wins[k-1], s.d.wins[:k-1]
+		} else {
+			w = windowPool.Get().(*[windowBytes]byte)
+		}
 		s.used = append(s.used, w)
 		win = w[:size]
 	} else {
@@ -345,9 +375,7 @@ func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, erro
 func (s *draftSource) reach(off, n, limit int64) int64 { return s.d.reach(off+n, limit) }
 
 func (s *draftSource) done() {
-	for _, w := range s.used {
-		windowPool.Put(w)
-	}
+	s.d.wins = append(s.d.wins, s.used...)
 	s.used, s.win = nil, nil
 }
 

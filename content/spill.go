@@ -23,6 +23,7 @@ type dirtyLog struct {
 	blocks []*[logBlock]byte // block i holds [(i+1)*logBlock, (i+2)*logBlock)
 	file   *os.File
 	size   int64
+	spare  []*[logBlock]byte // blocks kept by recycle for the next appends
 }
 
 // append adds p to the log and returns its offset in the log.
@@ -40,6 +41,12 @@ func (l *dirtyLog) append(p []byte) (int64, error) {
 		l.size += int64(len(p))
 		return off, nil
 	}
+	l.appendMem(p)
+	return off, nil
+}
+
+// appendMem adds p to the log's memory; the log must not have spilled.
+func (l *dirtyLog) appendMem(p []byte) {
 	if n := min(len(p), logBlock-len(l.head)); n > 0 {
 		l.head = append(l.head, p[:n]...)
 		p = p[n:]
@@ -47,13 +54,16 @@ func (l *dirtyLog) append(p []byte) (int64, error) {
 	}
 	for len(p) > 0 {
 		if i := int(l.size/logBlock) - 1; i == len(l.blocks) {
-			l.blocks = append(l.blocks, blockPool.Get().(*[logBlock]byte))
+			if k := len(l.spare); k > 0 {
+				l.blocks, l.spare = append(l.blocks, l.spare[k-1]), l.spare[:k-1]
+			} else {
+				l.blocks = append(l.blocks, blockPool.Get().(*[logBlock]byte))
+			}
 		}
 		n := copy(l.mem(l.size), p)
 		p = p[n:]
 		l.size += int64(n)
 	}
-	return off, nil
 }
 
 func (l *dirtyLog) spill() error {
@@ -106,7 +116,23 @@ func (l *dirtyLog) release() {
 	for _, b := range l.blocks {
 		blockPool.Put(b)
 	}
-	l.head, l.blocks = nil, nil
+	for _, b := range l.spare {
+		blockPool.Put(b)
+	}
+	l.head, l.blocks, l.spare = nil, nil, nil
+}
+
+// recycle empties the log like reset but keeps its memory for the next
+// appends: a draft committing ahead refills its log every few MiB, and
+// the pool drops blocks at each garbage collection (fresh memory costs
+// page faults, more than the copies into it).
+func (l *dirtyLog) recycle() {
+	if l.file != nil {
+		_ = l.file.Close()
+		l.file = nil
+	}
+	l.spare = append(l.spare, l.blocks...)
+	l.head, l.blocks, l.size = l.head[:0], nil, 0
 }
 
 // reset empties the log and releases its memory and file.
