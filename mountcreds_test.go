@@ -70,8 +70,9 @@ func TestScrubMountCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rewind the schema to version 10: undo the later migrations' schema
-	// changes, so each applies again (a migration after 0013 that changes
+	// changes, so each applies again (a migration after 0015 that changes
 	// the schema adds its undoing here).
+	unconvertStaging(t, db)
 	for _, q := range []string{
 		`DROP INDEX audit_states_by_ord`,
 		`DROP INDEX audit_states_by_age`,
@@ -136,4 +137,76 @@ func storeHolds(t *testing.T, dir, s string) bool {
 		t.Fatal(err)
 	}
 	return found
+}
+
+// unconvertStaging undoes migration 0015: the records of staging_records
+// and checkpoint_deltas become the row-per-key tables again.
+func unconvertStaging(t *testing.T, db *sql.DB) {
+	t.Helper()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE staging (workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+		key BLOB NOT NULL, value BLOB, deleted BOOLEAN NOT NULL DEFAULT FALSE, seq BIGINT NOT NULL,
+		PRIMARY KEY (workspace_id, key)) WITHOUT ROWID`)
+	exec(`CREATE TABLE staging_log (workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+		ver BIGINT NOT NULL, key BLOB NOT NULL, value BLOB, deleted BOOLEAN NOT NULL DEFAULT FALSE,
+		PRIMARY KEY (workspace_id, ver, key)) WITHOUT ROWID`)
+	exec(`CREATE TABLE checkpoint_staging (checkpoint_id TEXT NOT NULL REFERENCES checkpoints (id) ON DELETE CASCADE,
+		key BLOB NOT NULL, value BLOB, deleted BOOLEAN NOT NULL DEFAULT FALSE, seq BIGINT NOT NULL,
+		PRIMARY KEY (checkpoint_id, key)) WITHOUT ROWID`)
+	type owned struct {
+		owner string
+		ver   int64
+		body  []byte
+	}
+	read := func(q string) []owned {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []owned
+		for rows.Next() {
+			var o owned
+			if err := rows.Scan(&o.owner, &o.ver, &o.body); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, o)
+		}
+		return out
+	}
+	each := func(body []byte, fn func(meta.Staged)) {
+		t.Helper()
+		if err := meta.ParseDelta(body, func(r meta.Staged) error { fn(r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var top int64
+	for _, rec := range read(`SELECT r.workspace_id, r.ver, r.body FROM staging_records AS r ORDER BY r.workspace_id, r.ver`) {
+		top = max(top, rec.ver)
+		each(rec.body, func(r meta.Staged) {
+			exec(`INSERT INTO staging_log (workspace_id, ver, key, value, deleted) VALUES ($1, $2, $3, $4, $5)`, rec.owner, rec.ver, r.Key, r.Value, r.Deleted)
+		})
+	}
+	for _, rec := range read(`SELECT r.workspace_id, r.ver, r.body FROM staging_records AS r JOIN workspaces AS w ON w.id = r.workspace_id
+		WHERE r.ver > w.staging_base ORDER BY r.workspace_id, r.ver`) {
+		each(rec.body, func(r meta.Staged) {
+			exec(`INSERT INTO staging (workspace_id, key, value, deleted, seq) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (workspace_id, key) DO UPDATE SET value = excluded.value, deleted = excluded.deleted, seq = excluded.seq`,
+				rec.owner, r.Key, r.Value, r.Deleted, r.Seq)
+		})
+	}
+	for _, rec := range read(`SELECT checkpoint_id, 0, body FROM checkpoint_deltas`) {
+		each(rec.body, func(r meta.Staged) {
+			exec(`INSERT INTO checkpoint_staging (checkpoint_id, key, value, deleted, seq) VALUES ($1, $2, $3, $4, $5)`, rec.owner, r.Key, r.Value, r.Deleted, r.Seq)
+		})
+	}
+	exec(`INSERT INTO counters (name, next) VALUES ('staging_log', $1)`, top+1)
+	exec(`DROP TABLE staging_records`)
+	exec(`DROP TABLE checkpoint_deltas`)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/forkspace/forkspace/storecopy"
 )
 
-// TestSalvage damages a leaf page of the staging table of a real meta.db
+// TestSalvage damages a leaf page of the staging log of a real meta.db
 // (found with the dbstat virtual table) and deletes one blob: a plain
 // copy fails, a salvage copies every workspace whose rows are not on that
 // page — each reads as it did, checkpoints included — and names the
@@ -70,7 +70,7 @@ func TestSalvage(t *testing.T) {
 		t.Fatalf("the damaged page holds rows of %v: the test needs some workspaces on it and most off it", onPage)
 	}
 	// One survivor's blob goes missing too: the workspace whose rows are
-	// furthest from the page (staging is ordered by workspace ID), which
+	// furthest from the page (staging_records is ordered by workspace ID), which
 	// no scan reaching the page's neighbours loses.
 	byID := slices.Clone(names)
 	slices.SortFunc(byID, func(a, b string) int { return strings.Compare(ids[a], ids[b]) })
@@ -148,7 +148,7 @@ func TestSalvage(t *testing.T) {
 	}
 }
 
-// damageStagingPage overwrites a leaf page of the staging table in the
+// damageStagingPage overwrites a leaf page of staging_records in the
 // middle of the file and returns what it held.
 func damageStagingPage(t *testing.T, db string) []byte {
 	t.Helper()
@@ -160,13 +160,13 @@ func damageStagingPage(t *testing.T, db string) []byte {
 		t.Fatal(err)
 	}
 	var count, page, size int64
-	if err := raw.QueryRow(`SELECT COUNT(*) FROM dbstat WHERE name = 'staging' AND pagetype = 'leaf'`).Scan(&count); err != nil {
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM dbstat WHERE name = 'staging_records' AND pagetype = 'leaf'`).Scan(&count); err != nil {
 		t.Fatal(err)
 	}
-	err = raw.QueryRow(`SELECT pageno, pgsize FROM dbstat WHERE name = 'staging' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET ?`, count/2).Scan(&page, &size)
+	err = raw.QueryRow(`SELECT pageno, pgsize FROM dbstat WHERE name = 'staging_records' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET ?`, count/2).Scan(&page, &size)
 	raw.Close()
 	if err != nil {
-		t.Fatalf("find a leaf page of staging: %v", err)
+		t.Fatalf("find a leaf page of staging_records: %v", err)
 	}
 	f, err := os.OpenFile(db, os.O_RDWR, 0)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace/meta"
 )
@@ -47,6 +48,21 @@ func testStateCopies(t *testing.T, s meta.Store) {
 	})
 	checkCheckpointStaged(t, s, "cp", rows)
 
+	// A fold of the owner, and pruning its history, leave the
+	// checkpoint's rows as they were.
+	update(t, s, func(tx meta.Tx) error {
+		if err := tx.DeleteStaged(src, 100); err != nil {
+			return err
+		}
+		if h, ok := tx.(meta.HistoryTx); ok {
+			_, err := h.PruneStates(src, 0, time.Time{})
+			return err
+		}
+		return nil
+	})
+	checkStaged(t, s, src, nil)
+	checkCheckpointStaged(t, s, "cp", rows)
+
 	var unfolded []string
 	view(t, s, func(tx meta.Tx) (err error) {
 		unfolded, err = tx.UnfoldedCheckpoints()
@@ -79,8 +95,21 @@ func testStateCopies(t *testing.T, s meta.Store) {
 		}
 		return tx.SnapshotStaged(src, "cp2")
 	})
+	// A checkpoint of another workspace taking src's delta keeps it when
+	// src goes.
+	late := []meta.Staged{{Key: []byte("late"), Value: []byte("5"), Seq: 5}}
+	update(t, s, func(tx meta.Tx) error {
+		if err := tx.PutStaged(src, late); err != nil {
+			return err
+		}
+		if err := tx.CreateCheckpoint(&meta.Checkpoint{ID: "cp3", WorkspaceID: dst}); err != nil {
+			return err
+		}
+		return tx.SnapshotStaged(src, "cp3")
+	})
 	update(t, s, func(tx meta.Tx) error { return tx.DeleteWorkspace(src) })
 	checkCheckpointStaged(t, s, "cp2", nil)
+	checkCheckpointStaged(t, s, "cp3", late)
 
 	err := s.Update(t.Context(), func(tx meta.Tx) error { return tx.CopyStaged("missing", dst) })
 	wantErr(t, "CopyStaged from a missing workspace", err, fs.ErrNotExist)

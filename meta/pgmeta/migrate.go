@@ -69,6 +69,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []sqltx.Migration, log 
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
+			if step := migrationSteps[m.Version]; step != nil {
+				if err := step(ctx, migrationConn{tx}); err != nil {
+					return err
+				}
+			}
 			_, err := tx.Exec(ctx, qRecordMigration, m.Version)
 			return err
 		})
@@ -78,4 +83,32 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []sqltx.Migration, log 
 		log.Info("applied schema migration", "version", m.Version, "name", m.Name)
 	}
 	return nil
+}
+
+// migrationSteps run in Go after the SQL of their migration, in the same
+// transaction.
+var migrationSteps = map[int]func(context.Context, sqltx.MigrationConn) error{
+	5: sqltx.ConvertStaging,
+}
+
+// migrationConn is a migration's transaction as sqltx's steps use it.
+type migrationConn struct{ tx pgx.Tx }
+
+func (c migrationConn) Each(ctx context.Context, query string, scan func(func(...any) error) error) error {
+	rows, err := c.tx.Query(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (c migrationConn) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := c.tx.Exec(ctx, query, args...)
+	return err
 }

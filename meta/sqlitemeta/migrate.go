@@ -140,3 +140,25 @@ func foreignKeyCheck(ctx context.Context, conn *sql.Conn) error {
 	}
 	return translate(rows.Err())
 }
+
+// migrationConn is a connection as sqltx's migration steps use it.
+type migrationConn struct{ conn *sql.Conn }
+
+func (c migrationConn) Each(ctx context.Context, query string, scan func(func(...any) error) error) error {
+	rows, err := c.conn.QueryContext(ctx, query)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return translate(rows.Err())
+}
+
+func (c migrationConn) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := c.conn.ExecContext(ctx, query, args...)
+	return translate(err)
+}

@@ -131,7 +131,9 @@ func TestMigrateTenants(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if err := migrate(ctx, conn, ms, log); err != nil {
+	// Up to 0014, the last schema with the row-per-key staging tables
+	// (TestMigrateStagingRecords takes them further).
+	if err := migrate(ctx, conn, ms[:14], log); err != nil {
 		t.Fatal(err)
 	}
 	count := func(q string) (n int) {

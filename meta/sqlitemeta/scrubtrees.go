@@ -18,6 +18,7 @@ import (
 // transaction.
 var migrationHooks = map[int]func(ctx context.Context, conn *sql.Conn) error{
 	11: scrubRecords,
+	15: func(ctx context.Context, conn *sql.Conn) error { return sqltx.ConvertStaging(ctx, migrationConn{conn}) },
 }
 
 // afterMigration run in Go, outside any transaction, once every
@@ -31,10 +32,20 @@ var afterMigration = map[int]func(ctx context.Context, conn *sql.Conn) error{
 // credentials in free space (rows folded or deleted before 0011), which
 // secure_delete does not reach. Stores that never had a mount skip it.
 func vacuumIfMounted(ctx context.Context, conn *sql.Conn) error {
+	// The staging log is staging_log up to 0014, staging_records since
+	// 0015 (whose rows hold the keys encoded).
+	logged := `SELECT 1 FROM staging_records WHERE instr(body, CAST('` + mountAttr + `' AS BLOB)) > 0`
+	var old bool
+	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'staging_log')`).Scan(&old); err != nil {
+		return translate(err)
+	}
+	if old {
+		logged = `SELECT 1 FROM staging_log WHERE instr(key, CAST('` + mountAttr + `' AS BLOB)) > 0`
+	}
 	var mounted bool
 	err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM settings WHERE key LIKE 'mount.table.%')
 		OR EXISTS (SELECT 1 FROM nodes WHERE instr(data, CAST('`+mountAttr+`' AS BLOB)) > 0)
-		OR EXISTS (SELECT 1 FROM staging_log WHERE instr(key, CAST('`+mountAttr+`' AS BLOB)) > 0)`).Scan(&mounted)
+		OR EXISTS (`+logged+`)`).Scan(&mounted)
 	if err != nil || !mounted {
 		return translate(err)
 	}

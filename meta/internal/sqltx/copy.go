@@ -9,10 +9,8 @@ import (
 )
 
 const (
-	qSettings = `SELECT key, value FROM settings ORDER BY key`
-	// The staging log's versions are this layer's own (history.go): a
-	// copy numbers them afresh.
-	qCounters      = `SELECT name, next FROM counters WHERE name <> '` + stagingLogCounter + `' ORDER BY name`
+	qSettings      = `SELECT key, value FROM settings ORDER BY key`
+	qCounters      = `SELECT name, next FROM counters ORDER BY name`
 	qRaiseCounter  = `INSERT INTO counters (name, next) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET next = CASE WHEN counters.next < excluded.next THEN excluded.next ELSE counters.next END`
 	qSessionRefAll = `SELECT session, name, ref, updated_at FROM session_refs ORDER BY session, name`
 	qStates        = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 ORDER BY seq`
@@ -23,14 +21,10 @@ const (
 	SELECT $1, w.id, $3, $6, $4, $5,
 		COALESCE((SELECT ord FROM audit_states WHERE workspace_id = $2 ORDER BY seq DESC LIMIT 1), 0) + 1
 	FROM workspaces AS w WHERE w.id = $2`
-	qNewestAudit    = `SELECT COALESCE(MAX(seq), 0) FROM audit_log`
-	qImportAudit    = `INSERT INTO audit_log (` + auditColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
-	qImportTenant   = `INSERT INTO tenants (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET created_at = excluded.created_at`
-	qCheckpointRows = `INSERT INTO checkpoint_staging (checkpoint_id, key, value, deleted, seq) VALUES `
+	qNewestAudit  = `SELECT COALESCE(MAX(seq), 0) FROM audit_log`
+	qImportAudit  = `INSERT INTO audit_log (` + auditColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	qImportTenant = `INSERT INTO tenants (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET created_at = excluded.created_at`
 )
-
-var putCheckpointStaged = newMultiRow(qCheckpointRows, `(?, ?, ?, ?, ?)`,
-	` ON CONFLICT (checkpoint_id, key) DO UPDATE SET value = excluded.value, deleted = excluded.deleted, seq = excluded.seq`)
 
 var _ meta.CopyTx = (*Tx)(nil)
 
@@ -98,8 +92,8 @@ func (t *Tx) States(workspaceID string) ([]meta.State, error) {
 
 // ImportState implements meta.CopyTx. The state's rows go to the staging
 // log in an epoch of their own, and the workspace's head starts the next,
-// empty one: what RecordState reads for a later state is then only what
-// the head logs after the import.
+// holding its delta again: what RecordState reads for a later state is
+// then only what the head holds and logs after the import.
 func (t *Tx) ImportState(s meta.State, staged []meta.Staged) error {
 	op := fmt.Sprintf("import state of workspace %q for audit entry %d", s.WorkspaceID, s.Seq)
 	var newest int64
@@ -112,25 +106,29 @@ func (t *Tx) ImportState(s meta.State, staged []meta.Staged) error {
 	if err := t.exists(op, qWorkspaceExists, s.WorkspaceID); err != nil {
 		return err
 	}
-	base, err := t.Allocate(stagingLogCounter, 3)
+	head, err := t.Staged(s.WorkspaceID)
 	if err != nil {
 		return err
 	}
-	err = t.insert(op, putLog, len(staged), func(i int, dst []any) {
-		r := staged[i]
-		key := r.Key
-		if key == nil {
-			key = []byte{}
-		}
-		dst[0], dst[1], dst[2], dst[3], dst[4] = s.WorkspaceID, base+1, key, r.Value, r.Deleted
-	})
+	base, err := t.nextVersion(op, s.WorkspaceID)
 	if err != nil {
 		return err
+	}
+	if len(staged) > 0 {
+		if err := t.appendRecord(op, s.WorkspaceID, base+1, lastPerKey(staged)); err != nil {
+			return err
+		}
 	}
 	if err := t.execOne(op, qImportState, s.Seq, s.WorkspaceID, s.Time.UnixNano(), base, base+1, rootArg(s.Root)); err != nil {
 		return err
 	}
-	return t.execOne(op, qSetStagingBase, s.WorkspaceID, base+2)
+	if err := t.execOne(op, qSetStagingBase, s.WorkspaceID, base+2); err != nil {
+		return err
+	}
+	if len(head) == 0 {
+		return nil
+	}
+	return t.appendRecord(op, s.WorkspaceID, base+3, head) // the head's delta stays
 }
 
 // ImportCheckpointStaged implements meta.CopyTx.
@@ -139,15 +137,7 @@ func (t *Tx) ImportCheckpointStaged(checkpointID string, rows []meta.Staged) err
 	if err := t.exists(op, qCheckpointExists, checkpointID); err != nil {
 		return err
 	}
-	rows = lastPerKey(rows)
-	return t.insert(op, putCheckpointStaged, len(rows), func(i int, dst []any) {
-		r := rows[i]
-		key := r.Key
-		if key == nil {
-			key = []byte{}
-		}
-		dst[0], dst[1], dst[2], dst[3], dst[4] = checkpointID, key, r.Value, r.Deleted, r.Seq
-	})
+	return t.putCheckpointStaged(op, checkpointID, newestPerKey(rows))
 }
 
 // ImportAudit implements meta.CopyTx.

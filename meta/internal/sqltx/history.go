@@ -1,9 +1,9 @@
 package sqltx
 
 import (
-	"bytes"
 	"cmp"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -13,25 +13,21 @@ import (
 	"github.com/forkspace/forkspace/meta"
 )
 
-// stagingLogCounter allocates staging_log versions (migration 0010).
-const stagingLogCounter = "staging_log"
-
 const (
-	qLogStaged = `INSERT INTO staging_log (workspace_id, ver, key, value, deleted)
-	SELECT workspace_id, $2, key, value, deleted FROM staging WHERE workspace_id = $1`
 	qSetStagingBase = `UPDATE workspaces SET staging_base = $2 WHERE id = $1`
-	// qPruneLog drops log rows below both the current epoch and the
-	// oldest recorded state's (bases grow with seq). The lesser of the two
-	// is one bound, so the delete reads only the rows it drops (with two
-	// bounds SQLite scanned every row below the epoch).
-	qPruneLog = `DELETE FROM staging_log WHERE workspace_id = $1 AND ver <= (
-		SELECT CASE WHEN oldest.base IS NULL OR w.staging_base < oldest.base THEN w.staging_base ELSE oldest.base END
-		FROM workspaces AS w,
-			(SELECT (SELECT base FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1) AS base) AS oldest
-		WHERE w.id = $1)`
-	// qRecordState numbers a state after its workspace's newest (ord).
+	// qPruneLog drops the records below the workspace's current epoch,
+	// its oldest recorded state's and every checkpoint's that refers to
+	// its records (bases grow with seq). The least of them is one bound,
+	// so the delete reads only the records it drops.
+	qPruneLog = `DELETE FROM staging_records WHERE workspace_id = $1 AND ver <= (SELECT MIN(b) FROM (
+		SELECT staging_base AS b FROM workspaces WHERE id = $1
+		UNION ALL SELECT b FROM (SELECT base AS b FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1) AS oldest
+		UNION ALL SELECT MIN(base) AS b FROM checkpoint_deltas WHERE workspace_id = $1) AS bounds)`
+	// qRecordState numbers a state after its workspace's newest (ord); its
+	// version is the workspace's newest record's (or its base).
 	qRecordState = `INSERT INTO audit_states (seq, workspace_id, at, root, base, ver, ord)
-	SELECT $1, w.id, $3, w.root, w.staging_base, COALESCE((SELECT next - 1 FROM counters WHERE name = '` + stagingLogCounter + `'), 0),
+	SELECT $1, w.id, $3, w.root, w.staging_base,
+		COALESCE((SELECT MAX(ver) FROM staging_records WHERE workspace_id = w.id), w.staging_base),
 		COALESCE((SELECT ord FROM audit_states WHERE workspace_id = $2 ORDER BY seq DESC LIMIT 1), 0) + 1
 	FROM workspaces AS w WHERE w.id = $2`
 	stateColumns = `seq, workspace_id, at, root`
@@ -39,56 +35,39 @@ const (
 	qStateBack   = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2`
 	qStateAsOf   = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 AND at <= $2 ORDER BY seq DESC LIMIT 1`
 	qStateRange  = `SELECT workspace_id, base, ver FROM audit_states WHERE seq = $1`
-	qStateRows   = `SELECT key, value, deleted, ver FROM staging_log WHERE workspace_id = $1 AND ver > $2 AND ver <= $3 ORDER BY ver`
+	qStateRows   = `SELECT ver, body FROM staging_records WHERE workspace_id = $1 AND ver > $2 AND ver <= $3 ORDER BY ver`
 	// The two pruning rules each delete a range of an index, so pruning
 	// costs what it drops, not what the workspace keeps.
 	qPruneStatesByCount = `DELETE FROM audit_states WHERE workspace_id = $1 AND ord <=
 		COALESCE((SELECT ord FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1), 0) - $2`
 	qPruneStatesByAge = `DELETE FROM audit_states WHERE workspace_id = $1 AND at < $2`
 	qStateSpans       = `SELECT root, base, ver FROM audit_states WHERE workspace_id = $1 ORDER BY seq`
-	qLogRows          = `SELECT key, value, deleted, ver FROM staging_log WHERE workspace_id = $1 ORDER BY ver`
+	qLogRows          = `SELECT ver, body FROM staging_records WHERE workspace_id = $1 ORDER BY ver`
 	qWorkspaceIDs     = `SELECT id FROM workspaces ORDER BY id`
 )
 
 var _ meta.HistoryTx = (*Tx)(nil)
 
-// logStaged appends rows to workspace workspaceID's staging log under a
-// new version.
-func (t *Tx) logStaged(workspaceID string, rows []meta.Staged) error {
-	ver, err := t.Allocate(stagingLogCounter, 1)
-	if err != nil {
-		return err
-	}
-	return t.insert(fmt.Sprintf("log staging rows of workspace %q", workspaceID), putLog, len(rows), func(i int, dst []any) {
-		r := rows[i]
-		key := r.Key
-		if key == nil {
-			key = []byte{}
-		}
-		dst[0], dst[1], dst[2], dst[3], dst[4] = workspaceID, ver, key, r.Value, r.Deleted
-	})
-}
-
-var putLog = newMultiRow(`INSERT INTO staging_log (workspace_id, ver, key, value, deleted) VALUES `, `(?, ?, ?, ?, ?)`, ``)
-
 // rebase starts a new epoch of workspace workspaceID's staging log: a new
-// base, the staging rows that stay logged above it, and the log rows no
-// state needs any more dropped. A missing workspace is left alone.
-func (t *Tx) rebase(workspaceID string) error {
+// base, rows (the delta that stays) logged as the first record above it,
+// and the records no state needs any more dropped. A missing workspace is
+// left alone.
+func (t *Tx) rebase(workspaceID string, rows []meta.Staged) error {
 	op := fmt.Sprintf("start staging epoch of workspace %q", workspaceID)
-	base, err := t.Allocate(stagingLogCounter, 2)
+	base, err := t.nextVersion(op, workspaceID)
+	if errors.Is(err, errNoRow) {
+		return nil // no such workspace: nothing to log
+	}
 	if err != nil {
 		return err
 	}
-	res, err := t.exec(op, qSetStagingBase, workspaceID, base)
-	if err != nil {
+	if err := t.execOne(op, qSetStagingBase, workspaceID, base); err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err // no such workspace: nothing to log
-	}
-	if _, err := t.exec(op, qLogStaged, workspaceID, base+1); err != nil {
-		return err
+	if len(rows) > 0 {
+		if err := t.appendRecord(op, workspaceID, base+1, rows); err != nil {
+			return err
+		}
 	}
 	_, err = t.exec(op, qPruneLog, workspaceID)
 	return err
@@ -141,19 +120,11 @@ func (t *Tx) StateStaged(seq int64) ([]meta.Staged, error) {
 	if err := t.queryRow(op, false, qStateRange, []any{seq}, &ws, &base, &ver); err != nil {
 		return nil, err
 	}
-	rows, err := t.stagedRows(op, qStateRows, ws, base, ver)
+	rows, err := t.records(op, qStateRows, true, ws, base, ver)
 	if err != nil {
 		return nil, err
 	}
 	return newestPerKey(rows), nil
-}
-
-// newestPerKey keeps, of rows in version order, the last row of each key,
-// ordered by key.
-func newestPerKey(rows []meta.Staged) []meta.Staged {
-	out := lastPerKey(rows)
-	slices.SortFunc(out, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
-	return out
 }
 
 // PruneStates implements meta.HistoryTx.
@@ -241,7 +212,7 @@ func (t *Tx) HistoryRefs(workspaceID string) ([]cas.Hash, []meta.Staged, error) 
 	if err != nil || len(spans) == 0 {
 		return roots, nil, err
 	}
-	logged, err := t.stagedRows(op, qLogRows, workspaceID)
+	logged, err := t.records(op, qLogRows, true, workspaceID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,43 +4,63 @@ import (
 	"bytes"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/forkspace/forkspace/meta"
 )
 
+// A workspace's staging delta is an append-only log of records in
+// staging_records (docs/decisions/025): each PutStaged appends one record,
+// the rows of one commit encoded with meta.AppendDelta, under the
+// workspace's next version. The records above the workspace's staging_base
+// are its delta (per key the newest row wins); those at or below it are
+// history that recorded states still read (history.go). A commit therefore
+// writes one row, where a row per key cost a page or more per key.
+
 const (
-	qStaged       = `SELECT key, value, deleted, seq FROM staging WHERE workspace_id = $1 ORDER BY key`
-	qDeleteStaged = `DELETE FROM staging WHERE workspace_id = $1 AND seq <= $2`
-	// qStagedKey drives from the workspace catalog so each workspace costs
-	// one primary-key lookup of (workspace_id, key).
-	qStagedKey = `SELECT w.id, s.value, s.deleted, s.seq FROM workspaces AS w
-		JOIN staging AS s ON s.workspace_id = w.id AND s.key = $1 ORDER BY w.id`
+	// nextVer and ofWorkspace compute the version after every record of
+	// workspace $1 and its base.
+	nextVer     = `CASE WHEN top > base THEN top ELSE base END + 1`
+	ofWorkspace = ` FROM (SELECT w.staging_base AS base,
+		COALESCE((SELECT MAX(ver) FROM staging_records WHERE workspace_id = w.id), 0) AS top
+		FROM workspaces AS w WHERE w.id = $1) AS v`
+	qNextVer = `SELECT ` + nextVer + ofWorkspace
+	// qAppendRecord appends record $2 under the next version; no row
+	// inserted means no such workspace.
+	qAppendRecord = `INSERT INTO staging_records (workspace_id, ver, body) SELECT $1, ` + nextVer + `, $2` + ofWorkspace
+	qPutRecord    = `INSERT INTO staging_records (workspace_id, ver, body) VALUES ($1, $2, $3)`
+	// qDelta reads the records of the workspace's delta in order.
+	qDelta = `SELECT r.ver, r.body FROM staging_records AS r JOIN workspaces AS w ON w.id = r.workspace_id
+		WHERE r.workspace_id = $1 AND r.ver > w.staging_base ORDER BY r.ver`
+	// qDeltaNewestFirst reads every workspace's delta records, newest
+	// first, for StagedKey.
+	qDeltaNewestFirst = `SELECT w.id, r.ver, r.body FROM workspaces AS w
+		JOIN staging_records AS r ON r.workspace_id = w.id AND r.ver > w.staging_base
+		ORDER BY w.id, r.ver DESC`
 )
 
-var putStaged = newMultiRow(`INSERT INTO staging (workspace_id, key, value, deleted, seq) VALUES `, `(?, ?, ?, ?, ?)`,
-	` ON CONFLICT (workspace_id, key) DO UPDATE
-	SET value = excluded.value, deleted = excluded.deleted, seq = excluded.seq`)
+// nextVersion returns the version workspace workspaceID's next record takes;
+// a missing workspace is fs.ErrNotExist.
+func (t *Tx) nextVersion(op, workspaceID string) (int64, error) {
+	var ver int64
+	err := t.queryRow(op, true, qNextVer, []any{workspaceID}, &ver)
+	return ver, err
+}
 
-// PutStaged implements meta.Tx. Of rows with equal keys the last wins (one
-// INSERT never names a key twice, which PostgreSQL would refuse). A missing
-// workspace is fs.ErrNotExist.
+// appendRecord logs rows as workspace workspaceID's record ver.
+func (t *Tx) appendRecord(op, workspaceID string, ver int64, rows []meta.Staged) error {
+	_, err := t.exec(op, qPutRecord, workspaceID, ver, meta.AppendDelta(nil, rows))
+	return err
+}
+
+// PutStaged implements meta.Tx: one record holding rows. Of rows with equal
+// keys the last wins. A missing workspace is fs.ErrNotExist.
 func (t *Tx) PutStaged(workspaceID string, rows []meta.Staged) error {
-	rows = lastPerKey(rows)
-	err := t.insert("put staging rows", putStaged, len(rows), func(i int, dst []any) {
-		r := rows[i]
-		key := r.Key
-		if key == nil {
-			key = []byte{}
-		}
-		dst[0], dst[1], dst[2], dst[3], dst[4] = workspaceID, key, r.Value, r.Deleted, r.Seq
-	})
-	if err == nil && len(rows) > 0 {
-		err = t.logStaged(workspaceID, rows)
+	if len(rows) == 0 {
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("workspace %q: %w", workspaceID, err)
-	}
-	return nil
+	op := fmt.Sprintf("put staging rows of workspace %q", workspaceID)
+	return t.execOne(op, qAppendRecord, workspaceID, meta.AppendDelta(nil, lastPerKey(rows)))
 }
 
 // lastPerKey drops every row that a later row with the same key replaces.
@@ -84,54 +104,90 @@ func hasDuplicateKey(rows []meta.Staged) bool {
 	return false
 }
 
-// Staged implements meta.Tx: rows ordered by key, bytewise. An empty Value
-// reads back as nil.
-func (t *Tx) Staged(workspaceID string) ([]meta.Staged, error) {
-	return t.stagedRows(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qStaged, workspaceID)
+// newestPerKey keeps, of rows in log order, the last row of each key,
+// ordered by key.
+func newestPerKey(rows []meta.Staged) []meta.Staged {
+	out := lastPerKey(rows)
+	slices.SortFunc(out, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
+	return out
 }
 
-// StagedKey implements meta.Tx. An empty Value reads back as nil.
-func (t *Tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
-	if key == nil {
-		key = []byte{}
-	}
-	return t.query(fmt.Sprintf("read staging rows of key %q", key), qStagedKey, []any{key}, func(rows *sql.Rows) error {
-		var id string
-		r := meta.Staged{Key: bytes.Clone(key)}
-		if err := rows.Scan(&id, &r.Value, &r.Deleted, &r.Seq); err != nil {
-			return err
-		}
-		if len(r.Value) == 0 {
-			r.Value = nil
-		}
-		return fn(id, r)
-	})
-}
-
-// stagedRows runs a query returning staging rows (key, value, deleted,
-// seq).
-func (t *Tx) stagedRows(op, query string, args ...any) ([]meta.Staged, error) {
+// records runs a query returning (ver, rows) records and returns their
+// rows in order. Each row's Seq is its own, or with verAsSeq the version
+// of its record (what history reads order by).
+func (t *Tx) records(op, query string, verAsSeq bool, args ...any) ([]meta.Staged, error) {
 	var out []meta.Staged
 	err := t.query(op, query, args, func(rows *sql.Rows) error {
-		var r meta.Staged
-		if err := rows.Scan(&r.Key, &r.Value, &r.Deleted, &r.Seq); err != nil {
+		var (
+			ver  int64
+			body []byte
+		)
+		if err := rows.Scan(&ver, &body); err != nil {
 			return err
 		}
-		if len(r.Value) == 0 {
-			r.Value = nil
-		}
-		out = append(out, r)
-		return nil
+		return meta.ParseDelta(body, func(r meta.Staged) error {
+			if verAsSeq {
+				r.Seq = ver
+			}
+			out = append(out, r)
+			return nil
+		})
 	})
 	return out, err
 }
 
+// Staged implements meta.Tx: rows ordered by key, bytewise. An empty Value
+// reads back as nil.
+func (t *Tx) Staged(workspaceID string) ([]meta.Staged, error) {
+	rows, err := t.records(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qDelta, false, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return newestPerKey(rows), nil
+}
+
+// StagedKey implements meta.Tx: each workspace's newest record holding key
+// decides. An empty Value reads back as nil.
+func (t *Tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
+	done := "" // the workspace whose row was found
+	return t.query(fmt.Sprintf("read staging rows of key %q", key), qDeltaNewestFirst, nil, func(rows *sql.Rows) error {
+		var (
+			id   string
+			ver  int64
+			body []byte
+		)
+		if err := rows.Scan(&id, &ver, &body); err != nil {
+			return err
+		}
+		if id == done {
+			return nil
+		}
+		var (
+			found meta.Staged
+			ok    bool
+		)
+		err := meta.ParseDelta(body, func(r meta.Staged) error {
+			if bytes.Equal(r.Key, key) {
+				found, ok = r, true
+			}
+			return nil
+		})
+		if err != nil || !ok {
+			return err
+		}
+		done = id
+		found.Key, found.Value = bytes.Clone(key), bytes.Clone(found.Value)
+		return fn(id, found)
+	})
+}
+
 // DeleteStaged implements meta.Tx. It starts a new epoch of the
-// workspace's staging log (history.go).
+// workspace's staging log holding the rows the fold did not apply.
 func (t *Tx) DeleteStaged(workspaceID string, maxSeq int64) error {
-	_, err := t.exec(fmt.Sprintf("delete staging rows of workspace %q", workspaceID), qDeleteStaged, workspaceID, maxSeq)
+	rows, err := t.Staged(workspaceID)
 	if err != nil {
 		return err
 	}
-	return t.rebase(workspaceID)
+	rows = slices.DeleteFunc(rows, func(r meta.Staged) bool { return r.Seq <= maxSeq })
+	return t.rebase(workspaceID, rows)
 }

@@ -2,6 +2,7 @@ package sqltx
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/forkspace/forkspace/cas"
@@ -11,15 +12,21 @@ import (
 const (
 	qWorkspaceExists  = `SELECT 1 FROM workspaces WHERE id = $1`
 	qCheckpointExists = `SELECT 1 FROM checkpoints WHERE id = $1`
-	qCopyStaged       = `INSERT INTO staging (workspace_id, key, value, deleted, seq)
-	SELECT $2, key, value, deleted, seq FROM staging WHERE workspace_id = $1`
-	qClearStaged           = `DELETE FROM staging WHERE workspace_id = $1`
-	qClearCheckpointStaged = `DELETE FROM checkpoint_staging WHERE checkpoint_id = $1`
-	qSnapshotStaged        = `INSERT INTO checkpoint_staging (checkpoint_id, key, value, deleted, seq)
-	SELECT $2, key, value, deleted, seq FROM staging WHERE workspace_id = $1`
-	qCheckpointStaged    = `SELECT key, value, deleted, seq FROM checkpoint_staging WHERE checkpoint_id = $1 ORDER BY key`
+	// A checkpoint's delta is one row: its staging rows encoded in key
+	// order (meta.AppendDelta), or a reference to its own workspace's
+	// records in (base, ver].
+	qClearCheckpointStaged = `DELETE FROM checkpoint_deltas WHERE checkpoint_id = $1`
+	qPutCheckpointStaged   = `INSERT INTO checkpoint_deltas (checkpoint_id, body) VALUES ($1, $2)
+	ON CONFLICT (checkpoint_id) DO UPDATE SET body = excluded.body, workspace_id = NULL, base = NULL, ver = NULL`
+	qRefCheckpointStaged = `INSERT INTO checkpoint_deltas (checkpoint_id, workspace_id, base, ver) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (checkpoint_id) DO UPDATE SET body = NULL, workspace_id = excluded.workspace_id, base = excluded.base, ver = excluded.ver`
+	// qDeltaSpan is a workspace's delta as a range of its records, and
+	// the workspace checkpoint $2 belongs to.
+	qDeltaSpan = `SELECT w.staging_base, COALESCE((SELECT MAX(ver) FROM staging_records WHERE workspace_id = w.id), 0),
+		c.workspace_id FROM workspaces AS w, checkpoints AS c WHERE w.id = $1 AND c.id = $2`
+	qCheckpointDelta     = `SELECT body, workspace_id, base, ver FROM checkpoint_deltas WHERE checkpoint_id = $1`
 	qSetCheckpointRoot   = `UPDATE checkpoints SET root = $2 WHERE id = $1`
-	qUnfoldedCheckpoints = `SELECT DISTINCT checkpoint_id FROM checkpoint_staging ORDER BY checkpoint_id`
+	qUnfoldedCheckpoints = `SELECT checkpoint_id FROM checkpoint_deltas ORDER BY checkpoint_id`
 )
 
 // exists fails with fs.ErrNotExist unless query (an existence check by ID)
@@ -42,34 +49,80 @@ func (t *Tx) CopyStaged(src, dst string) error {
 	if err := t.exists(op, qWorkspaceExists, dst); err != nil {
 		return err
 	}
-	if _, err := t.exec(op, qClearStaged, dst); err != nil {
+	rows, err := t.Staged(src)
+	if err != nil {
 		return err
 	}
-	if _, err := t.exec(op, qCopyStaged, src, dst); err != nil {
-		return err
-	}
-	return t.rebase(dst)
+	return t.rebase(dst, rows)
 }
 
-// SnapshotStaged implements meta.Tx.
+// SnapshotStaged implements meta.Tx. A checkpoint of the workspace itself
+// refers to the records of its delta, which stay until the checkpoint is
+// folded (qPruneLog): taking it writes one small row whatever the delta
+// holds. Another workspace's checkpoint gets a copy.
 func (t *Tx) SnapshotStaged(workspaceID, checkpointID string) error {
 	op := fmt.Sprintf("copy staging rows of workspace %q to checkpoint %q", workspaceID, checkpointID)
-	if err := t.exists(op, qWorkspaceExists, workspaceID); err != nil {
+	var (
+		base, top int64
+		owner     string
+	)
+	if err := t.queryRow(op, false, qDeltaSpan, []any{workspaceID, checkpointID}, &base, &top, &owner); err != nil {
 		return err
 	}
-	if err := t.exists(op, qCheckpointExists, checkpointID); err != nil {
+	if owner == workspaceID {
+		if top <= base {
+			_, err := t.exec(op, qClearCheckpointStaged, checkpointID)
+			return err
+		}
+		_, err := t.exec(op, qRefCheckpointStaged, checkpointID, workspaceID, base, top)
 		return err
 	}
-	if _, err := t.exec(op, qClearCheckpointStaged, checkpointID); err != nil {
+	rows, err := t.Staged(workspaceID)
+	if err != nil {
 		return err
 	}
-	_, err := t.exec(op, qSnapshotStaged, workspaceID, checkpointID)
+	return t.putCheckpointStaged(op, checkpointID, rows)
+}
+
+// putCheckpointStaged makes rows (ordered by key, one per key) checkpoint
+// checkpointID's delta.
+func (t *Tx) putCheckpointStaged(op, checkpointID string, rows []meta.Staged) error {
+	if len(rows) == 0 {
+		_, err := t.exec(op, qClearCheckpointStaged, checkpointID)
+		return err
+	}
+	_, err := t.exec(op, qPutCheckpointStaged, checkpointID, meta.AppendDelta(nil, rows))
 	return err
 }
 
 // CheckpointStaged implements meta.Tx.
 func (t *Tx) CheckpointStaged(checkpointID string) ([]meta.Staged, error) {
-	return t.stagedRows(fmt.Sprintf("list staging rows of checkpoint %q", checkpointID), qCheckpointStaged, checkpointID)
+	op := fmt.Sprintf("list staging rows of checkpoint %q", checkpointID)
+	var (
+		body      []byte
+		ws        sql.NullString
+		base, ver sql.NullInt64
+	)
+	err := t.queryRow(op, false, qCheckpointDelta, []any{checkpointID}, &body, &ws, &base, &ver)
+	if errors.Is(err, errNoRow) {
+		return nil, nil // folded, or taken of an empty delta
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ws.Valid {
+		rows, err := t.records(op, qStateRows, false, ws.String, base.Int64, ver.Int64)
+		if err != nil {
+			return nil, err
+		}
+		return newestPerKey(rows), nil
+	}
+	var rows []meta.Staged
+	err = meta.ParseDelta(body, func(r meta.Staged) error { rows = append(rows, r); return nil })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return rows, nil
 }
 
 // FoldCheckpoint implements meta.Tx.
