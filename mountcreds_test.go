@@ -201,10 +201,19 @@ func unconvertStaging(t *testing.T, db *sql.DB) {
 				rec.owner, r.Key, r.Value, r.Deleted, r.Seq)
 		})
 	}
-	for _, rec := range read(`SELECT checkpoint_id, 0, body FROM checkpoint_deltas`) {
-		each(rec.body, func(r meta.Staged) {
-			exec(`INSERT INTO checkpoint_staging (checkpoint_id, key, value, deleted, seq) VALUES ($1, $2, $3, $4, $5)`, rec.owner, r.Key, r.Value, r.Deleted, r.Seq)
-		})
+	// A checkpoint's delta is its body, or the newest row per key of its
+	// workspace's records in (base, ver].
+	put := func(id string, r meta.Staged) {
+		exec(`INSERT INTO checkpoint_staging (checkpoint_id, key, value, deleted, seq) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (checkpoint_id, key) DO UPDATE SET value = excluded.value, deleted = excluded.deleted, seq = excluded.seq`,
+			id, r.Key, r.Value, r.Deleted, r.Seq)
+	}
+	for _, rec := range read(`SELECT checkpoint_id, 0, body FROM checkpoint_deltas WHERE body IS NOT NULL`) {
+		each(rec.body, func(r meta.Staged) { put(rec.owner, r) })
+	}
+	for _, rec := range read(`SELECT d.checkpoint_id, r.ver, r.body FROM checkpoint_deltas AS d JOIN staging_records AS r
+		ON r.workspace_id = d.workspace_id AND r.ver > d.base AND r.ver <= d.ver ORDER BY d.checkpoint_id, r.ver`) {
+		each(rec.body, func(r meta.Staged) { put(rec.owner, r) })
 	}
 	exec(`INSERT INTO counters (name, next) VALUES ('staging_log', $1)`, top+1)
 	exec(`DROP TABLE staging_records`)
