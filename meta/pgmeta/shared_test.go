@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,39 +137,55 @@ func TestLock(t *testing.T) {
 	url := pgtest.DB(t)
 	a, b := openAt(t, url), openAt(t, url)
 	ctx := context.Background()
-	short := func() context.Context {
-		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	// within bounds a wait: short for a lock that must be refused, long
+	// (a loaded machine) for one that must be granted.
+	within := func(d time.Duration) context.Context {
+		c, cancel := context.WithTimeout(ctx, d)
 		t.Cleanup(cancel)
 		return c
 	}
-	unlock, err := a.Lock(ctx, "gc", false)
+	short := func() context.Context { return within(200 * time.Millisecond) }
+	// A lock the test holds when it fails must go before the stores
+	// close (a pool waits for the connection holding it), so each is
+	// released once, by the test or by its cleanup.
+	hold := func(s *pgmeta.Store, ctx context.Context, key string, shared bool) (func(), error) {
+		u, err := s.Lock(ctx, key, shared)
+		if err != nil {
+			return nil, err
+		}
+		release := sync.OnceFunc(u)
+		t.Cleanup(release)
+		return release, nil
+	}
+	unlock, err := hold(a, ctx, "gc", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Lock(short(), "gc", true); err == nil {
 		t.Fatal("a shared lock beside an exclusive one")
 	}
-	if u, err := b.Lock(short(), "other", false); err != nil {
+	if u, err := hold(b, within(10*time.Second), "other", false); err != nil {
 		t.Fatalf("another key: %v", err)
 	} else {
 		u()
 	}
 	got := make(chan func(), 1)
 	go func() {
-		u, err := b.Lock(ctx, "gc", false)
+		u, err := hold(b, ctx, "gc", false)
 		if err != nil {
 			t.Error(err)
+			u = func() {}
 		}
 		got <- u
 	}()
 	time.Sleep(100 * time.Millisecond)
 	unlock()
 	(<-got)()
-	u1, err := a.Lock(ctx, "roots", true)
+	u1, err := hold(a, ctx, "roots", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u2, err := b.Lock(short(), "roots", true)
+	u2, err := hold(b, within(10*time.Second), "roots", true)
 	if err != nil {
 		t.Fatalf("two shared locks: %v", err)
 	}
