@@ -30,6 +30,7 @@ type corpus struct {
 	local provider.Workspace
 	host  provider.Workspace
 	dir   string // the host copy
+	root  string // the temp directory holding the store and dir
 	bytes int64
 }
 
@@ -50,6 +51,17 @@ func fileText(i int) string {
 		fmt.Fprintf(&b, "func f%d_%d(x int) string { return fmt.Sprint(x) }\n", i, j)
 	}
 	return b.String()
+}
+
+// TestMain removes the corpora the benchmarks built (100,000 files take
+// ~750 MB).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, c := range corpora {
+		_ = c.store.Close()
+		_ = os.RemoveAll(c.root)
+	}
+	os.Exit(code)
 }
 
 // loadCorpus returns the corpus of n files, building it on first use.
@@ -77,7 +89,7 @@ func buildCorpus(n int) (*corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &corpus{dir: filepath.Join(root, "files")}
+	c := &corpus{dir: filepath.Join(root, "files"), root: root}
 	quiet := slog.New(slog.DiscardHandler)
 	if c.store, err = forkspace.Open(ctx, forkspace.Options{Dir: filepath.Join(root, "store"), Logger: quiet}); err != nil {
 		return nil, err

@@ -39,7 +39,11 @@
 // Batch runs many mutations on a filesystem of their own and commits them
 // in one transaction at the end, or none of them: imports and the exec
 // pull-back use it to land whole or not at all. While a batch runs, other
-// writers wait.
+// writers wait. Its inline bodies are stored ahead of the commit every
+// 16 MiB under an upload intent, so its memory does not grow with its
+// bytes. Store hashes and stores a file's bytes without any lock, for
+// WriteStored to name later: bulk writers store on several goroutines
+// while one mutates.
 //
 // # Key space
 //
