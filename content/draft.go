@@ -224,6 +224,8 @@ func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, i
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", errors.Join(d.s.err, d.err))
 	case !d.Dirty():
 		d.baseHeld = false // the caller records the base and lets its intents go
+		d.log.reset()      // and the memory a commit ahead kept
+		d.releaseWindows()
 		return d.base, nil, nil, nil
 	}
 	m, inline, in, err = d.commit(ctx, false)
