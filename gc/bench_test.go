@@ -44,9 +44,10 @@ type benchState struct {
 
 // benchStore opens the cached store name, building or growing it to: a
 // base workspace of files (one in 50 of 64 KiB, the rest of 1 KiB: all
-// blobs, since the test store inlines 512 bytes at most) in 100 directories, imported from a tar stream; forks
-// of it that each write 10 files of their own; and checkpoints spread
-// over the forks, each after one more write. It starts collected.
+// blobs, since the test store inlines 512 bytes at most) in 100
+// directories, imported from a tar stream; forks of it that each write 10
+// files of their own; and checkpoints spread over the forks, each after
+// one more write. It starts collected.
 func benchStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 	b.Helper()
 	benchCache.Lock()
