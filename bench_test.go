@@ -1,10 +1,13 @@
 package forkspace_test
 
 import (
+	"archive/tar"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/transfer"
 	"github.com/forkspace/forkspace/vfs"
 	_ "modernc.org/sqlite" // the "sqlite" driver, for the raw commit rate
 )
@@ -80,6 +84,45 @@ func populate(b *testing.B, w *forkspace.Workspace, n int) {
 	}
 }
 
+// imported returns workspace "base" of a fresh store holding n files of
+// 100 bytes named as populate names them, imported from a tar stream
+// generated on the fly, and folded.
+func imported(b *testing.B, n int) *forkspace.Workspace {
+	b.Helper()
+	ctx := context.Background()
+	w, err := benchStore(b).Create(ctx, "base", forkspace.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		tw := tar.NewWriter(pw)
+		body := make([]byte, 100)
+		var err error
+		for i := 0; i < n && err == nil; i++ {
+			if i%100 == 0 {
+				err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: fmt.Sprintf("d%04d/", i/100), Mode: 0o755})
+			}
+			binary.LittleEndian.PutUint64(body, uint64(i))
+			if err == nil {
+				err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: fmt.Sprintf("d%04d/f%06d", i/100, i), Mode: 0o644, Size: int64(len(body))})
+			}
+			if err == nil {
+				_, err = tw.Write(body)
+			}
+		}
+		if err == nil {
+			err = tw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	if err := transfer.ImportTar(ctx, w.FS, "/", pr, transfer.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	fold(b, w)
+	return w
+}
+
 // fold folds the workspace's staging, so the next sample starts from an
 // empty delta (FoldRows is disabled in benchmarks).
 func fold(b *testing.B, w *forkspace.Workspace) {
@@ -117,13 +160,25 @@ func reportLatency(b *testing.B, name string, samples []time.Duration) {
 // of 1k/10k/100k files (~10 MiB/100 MiB/1 GiB) with exactly 1,000 staged
 // changes each time (the delta is folded, untimed, between samples). ns/op includes staging the changes; the percentiles are the
 // results.
+//
+// FORKSPACE_BENCH_1M=1 adds a workspace of 1,000,000 small files (100
+// bytes each), imported from a generated tar stream in one bulk import.
 func BenchmarkForkCheckpoint(b *testing.B) {
-	for _, n := range []int{1_000, 10_000, 100_000} {
+	sizes := []int{1_000, 10_000, 100_000}
+	if os.Getenv("FORKSPACE_BENCH_1M") != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	for _, n := range sizes {
 		if testing.Short() && n > 10_000 {
 			continue
 		}
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			_, w := populated(b, n)
+			var w *forkspace.Workspace
+			if n > 100_000 {
+				w = imported(b, n)
+			} else {
+				_, w = populated(b, n)
+			}
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(3, 4))
 			var forks, cps []time.Duration

@@ -1,6 +1,7 @@
 package sqlitemeta
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"sync/atomic"
@@ -15,7 +16,7 @@ import (
 const nowFunc = sqltx.NowFunc
 
 // drv is this package's private SQLite driver: it carries the clock
-// function (and scrub.go's) without registering anything on the process-wide "sqlite" driver.
+// function, sqltx.HasBytesFunc (and scrub.go's) without registering anything on the process-wide "sqlite" driver.
 var drv = newDriver()
 
 // lastNow is the last value the clock returned.
@@ -41,6 +42,11 @@ func newDriver() *sqlite.Driver {
 	d := &sqlite.Driver{}
 	d.MustRegisterScalarFunction(nowFunc, 0, func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) {
 		return nowNS(), nil
+	})
+	d.MustRegisterDeterministicScalarFunction(sqltx.HasBytesFunc, 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		haystack, _ := args[0].([]byte)
+		needle, _ := args[1].([]byte)
+		return bytes.Contains(haystack, needle), nil
 	})
 	registerScrub(d)
 	return d

@@ -32,11 +32,13 @@ const (
 	// qDelta reads the records of the workspace's delta in order.
 	qDelta = `SELECT r.ver, r.body FROM staging_records AS r JOIN workspaces AS w ON w.id = r.workspace_id
 		WHERE r.workspace_id = $1 AND r.ver > w.staging_base ORDER BY r.ver`
-	// qDeltaNewestFirst reads every workspace's delta records, newest
-	// first, for StagedKey.
-	qDeltaNewestFirst = `SELECT w.id, r.ver, r.body FROM workspaces AS w
-		JOIN staging_records AS r ON r.workspace_id = w.id AND r.ver > w.staging_base
-		ORDER BY w.id, r.ver DESC`
+	// qNewestHolding reads, per workspace, the newest record of its delta
+	// whose bytes contain $1: walking each workspace's records newest
+	// first, it usually stops at the first.
+	qNewestHolding = `SELECT w.id, r.body FROM workspaces AS w JOIN staging_records AS r ON r.workspace_id = w.id
+		AND r.ver = (SELECT x.ver FROM staging_records AS x WHERE x.workspace_id = w.id AND x.ver > w.staging_base
+			AND ` + HasBytesFunc + `(x.body, $1) ORDER BY x.ver DESC LIMIT 1)
+		ORDER BY w.id`
 )
 
 // nextVersion returns the version workspace workspaceID's next record takes;
@@ -146,39 +148,58 @@ func (t *Tx) Staged(workspaceID string) ([]meta.Staged, error) {
 	return newestPerKey(rows), nil
 }
 
-// StagedKey implements meta.Tx: each workspace's newest record holding key
-// decides. An empty Value reads back as nil.
+// StagedKey implements meta.Tx: per workspace, the newest record holding
+// key decides (every commit rewrites the usage record, the key the
+// catalog asks for, so that is most often the newest). A record whose
+// bytes contain the key elsewhere sends that workspace to its whole
+// delta. An empty Value reads back as nil.
 func (t *Tx) StagedKey(key []byte, fn func(string, meta.Staged) error) error {
-	done := "" // the workspace whose row was found
-	return t.query(fmt.Sprintf("read staging rows of key %q", key), qDeltaNewestFirst, nil, func(rows *sql.Rows) error {
+	if key == nil {
+		key = []byte{}
+	}
+	type found struct {
+		id  string
+		row meta.Staged
+		ok  bool
+	}
+	var hits []found
+	err := t.query(fmt.Sprintf("read staging rows of key %q", key), qNewestHolding, []any{key}, func(rows *sql.Rows) error {
 		var (
-			id   string
-			ver  int64
+			f    found
 			body []byte
 		)
-		if err := rows.Scan(&id, &ver, &body); err != nil {
+		if err := rows.Scan(&f.id, &body); err != nil {
 			return err
 		}
-		if id == done {
-			return nil
-		}
-		var (
-			found meta.Staged
-			ok    bool
-		)
 		err := meta.ParseDelta(body, func(r meta.Staged) error {
 			if bytes.Equal(r.Key, key) {
-				found, ok = r, true
+				f.row, f.ok = r, true
 			}
 			return nil
 		})
-		if err != nil || !ok {
+		hits = append(hits, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range hits {
+		if !f.ok {
+			delta, err := t.Staged(f.id)
+			if err != nil {
+				return err
+			}
+			i, ok := slices.BinarySearchFunc(delta, key, func(r meta.Staged, k []byte) int { return bytes.Compare(r.Key, k) })
+			if !ok {
+				continue
+			}
+			f.row = delta[i]
+		}
+		if err := fn(f.id, f.row); err != nil {
 			return err
 		}
-		done = id
-		found.Key, found.Value = bytes.Clone(key), bytes.Clone(found.Value)
-		return fn(id, found)
-	})
+	}
+	return nil
 }
 
 // DeleteStaged implements meta.Tx. It starts a new epoch of the

@@ -137,6 +137,11 @@ const NowFunc = "forkspace_now_ns"
 
 const nowFunc = NowFunc
 
+// HasBytesFunc is the SQL name of a function each driver defines:
+// forkspace_has_bytes(haystack, needle) is true when the BLOB haystack
+// contains needle.
+const HasBytesFunc = "forkspace_has_bytes"
+
 const qNow = `SELECT ` + nowFunc + `()`
 
 // Now implements meta.Tx.

@@ -23,3 +23,7 @@ CREATE TABLE checkpoint_deltas (
     base          BIGINT,
     ver           BIGINT
 );
+
+-- sqltx.HasBytesFunc: whether a record's bytes contain a key (StagedKey).
+CREATE FUNCTION forkspace_has_bytes(haystack BYTEA, needle BYTEA) RETURNS BOOLEAN
+    LANGUAGE SQL IMMUTABLE STRICT AS $$ SELECT position(needle IN haystack) > 0 $$;
