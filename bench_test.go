@@ -206,6 +206,28 @@ func BenchmarkForkCheckpoint(b *testing.B) {
 	}
 }
 
+// BenchmarkForkRate forks one 1k-file workspace over and over, as fast
+// as one goroutine can: folded, and with 1,000 changes staged (the same
+// ones each time), reporting forks per second (issue 9, goal 4: ≥ 1,000
+// forks/s sustained).
+func BenchmarkForkRate(b *testing.B) {
+	for _, staged := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("staged=%d", staged), func(b *testing.B) {
+			_, w := populated(b, 1_000)
+			stage(b, w, 1_000, staged, rand.New(rand.NewPCG(7, 8)))
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				if _, err := w.Fork(ctx, "fork-"+strconv.Itoa(i), forkspace.ForkOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "forks/s")
+		})
+	}
+}
+
 // BenchmarkStatHistory measures Stat on a 10k-file workspace with no
 // history, then after 1,000 checkpoints and 100 forks.
 func BenchmarkStatHistory(b *testing.B) {

@@ -3,6 +3,7 @@ package meta
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/forkspace/forkspace/errdefs"
 )
@@ -19,6 +20,11 @@ const deltaDeleted = 1
 
 // AppendDelta appends the encoding of rows to dst.
 func AppendDelta(dst []byte, rows []Staged) []byte {
+	size := 1
+	for _, r := range rows {
+		size += len(r.Key) + len(r.Value) + 3*binary.MaxVarintLen64 + 1
+	}
+	dst = slices.Grow(dst, size)
 	dst = append(dst, deltaVersion)
 	for _, r := range rows {
 		dst = binary.AppendUvarint(dst, uint64(len(r.Key)))

@@ -118,6 +118,9 @@ func (s *Store) readShard(ctx context.Context, top string, leaves chan<- leaf) b
 	}
 	defer d.Close()
 	subs, err := d.ReadDir(-1)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true // emptied and removed by a Delete after it was opened
+	}
 	if err != nil {
 		return send(leaf{top: top, err: err})
 	}

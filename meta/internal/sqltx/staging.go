@@ -109,17 +109,36 @@ func hasDuplicateKey(rows []meta.Staged) bool {
 // newestPerKey keeps, of rows in log order, the last row of each key,
 // ordered by key.
 func newestPerKey(rows []meta.Staged) []meta.Staged {
+	if increasing(rows) {
+		return rows // one record in key order: a fork's, a fold's
+	}
 	out := lastPerKey(rows)
 	slices.SortFunc(out, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
 	return out
+}
+
+// increasing reports whether each row's key is above the one before.
+func increasing(rows []meta.Staged) bool {
+	for i := 1; i < len(rows); i++ {
+		if bytes.Compare(rows[i-1].Key, rows[i].Key) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // records runs a query returning (ver, rows) records and returns their
 // rows in order. Each row's Seq is its own, or with verAsSeq the version
 // of its record (what history reads order by).
 func (t *Tx) records(op, query string, verAsSeq bool, args ...any) ([]meta.Staged, error) {
-	var out []meta.Staged
-	err := t.query(op, query, args, func(rows *sql.Rows) error {
+	out, _, err := t.countRecords(op, query, verAsSeq, args...)
+	return out, err
+}
+
+// countRecords is records, also counting the records read.
+func (t *Tx) countRecords(op, query string, verAsSeq bool, args ...any) (out []meta.Staged, n int, err error) {
+	err = t.query(op, query, args, func(rows *sql.Rows) error {
+		n++
 		var (
 			ver  int64
 			body []byte
@@ -135,17 +154,24 @@ func (t *Tx) records(op, query string, verAsSeq bool, args ...any) ([]meta.Stage
 			return nil
 		})
 	})
-	return out, err
+	return out, n, err
 }
 
 // Staged implements meta.Tx: rows ordered by key, bytewise. An empty Value
 // reads back as nil.
 func (t *Tx) Staged(workspaceID string) ([]meta.Staged, error) {
-	rows, err := t.records(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qDelta, false, workspaceID)
+	rows, _, err := t.delta(workspaceID)
+	return rows, err
+}
+
+// delta returns workspace workspaceID's delta (Staged) and the number of
+// records it was read from.
+func (t *Tx) delta(workspaceID string) ([]meta.Staged, int, error) {
+	rows, n, err := t.countRecords(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qDelta, false, workspaceID)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return newestPerKey(rows), nil
+	return newestPerKey(rows), n, nil
 }
 
 // StagedKey implements meta.Tx: per workspace, the newest record holding

@@ -40,7 +40,7 @@ func (t *Tx) exists(op, query, id string) error {
 	return err
 }
 
-// CopyStaged implements meta.Tx.
+// CopyStaged implements meta.Tx. The copy is one record of dst.
 func (t *Tx) CopyStaged(src, dst string) error {
 	op := fmt.Sprintf("copy staging rows of workspace %q to %q", src, dst)
 	if err := t.exists(op, qWorkspaceExists, src); err != nil {
@@ -49,9 +49,17 @@ func (t *Tx) CopyStaged(src, dst string) error {
 	if err := t.exists(op, qWorkspaceExists, dst); err != nil {
 		return err
 	}
-	rows, err := t.Staged(src)
+	rows, records, err := t.delta(src)
 	if err != nil {
 		return err
+	}
+	if records > 1 {
+		// The source's delta as one record too, the same rows under a
+		// new base: its next fork (or open) reads one record, not one
+		// per commit since its last fold.
+		if err := t.rebase(src, rows); err != nil {
+			return err
+		}
 	}
 	return t.rebase(dst, rows)
 }
