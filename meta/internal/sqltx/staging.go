@@ -130,15 +130,8 @@ func increasing(rows []meta.Staged) bool {
 // records runs a query returning (ver, rows) records and returns their
 // rows in order. Each row's Seq is its own, or with verAsSeq the version
 // of its record (what history reads order by).
-func (t *Tx) records(op, query string, verAsSeq bool, args ...any) ([]meta.Staged, error) {
-	out, _, err := t.countRecords(op, query, verAsSeq, args...)
-	return out, err
-}
-
-// countRecords is records, also counting the records read.
-func (t *Tx) countRecords(op, query string, verAsSeq bool, args ...any) (out []meta.Staged, n int, err error) {
+func (t *Tx) records(op, query string, verAsSeq bool, args ...any) (out []meta.Staged, err error) {
 	err = t.query(op, query, args, func(rows *sql.Rows) error {
-		n++
 		var (
 			ver  int64
 			body []byte
@@ -154,24 +147,17 @@ func (t *Tx) countRecords(op, query string, verAsSeq bool, args ...any) (out []m
 			return nil
 		})
 	})
-	return out, n, err
+	return out, err
 }
 
 // Staged implements meta.Tx: rows ordered by key, bytewise. An empty Value
 // reads back as nil.
 func (t *Tx) Staged(workspaceID string) ([]meta.Staged, error) {
-	rows, _, err := t.delta(workspaceID)
-	return rows, err
-}
-
-// delta returns workspace workspaceID's delta (Staged) and the number of
-// records it was read from.
-func (t *Tx) delta(workspaceID string) ([]meta.Staged, int, error) {
-	rows, n, err := t.countRecords(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qDelta, false, workspaceID)
+	rows, err := t.records(fmt.Sprintf("list staging rows of workspace %q", workspaceID), qDelta, false, workspaceID)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return newestPerKey(rows), n, nil
+	return newestPerKey(rows), nil
 }
 
 // StagedKey implements meta.Tx: per workspace, the newest record holding

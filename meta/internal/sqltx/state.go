@@ -49,17 +49,9 @@ func (t *Tx) CopyStaged(src, dst string) error {
 	if err := t.exists(op, qWorkspaceExists, dst); err != nil {
 		return err
 	}
-	rows, records, err := t.delta(src)
+	rows, err := t.Staged(src)
 	if err != nil {
 		return err
-	}
-	if records > 1 {
-		// The source's delta as one record too, the same rows under a
-		// new base: its next fork (or open) reads one record, not one
-		// per commit since its last fold.
-		if err := t.rebase(src, rows); err != nil {
-			return err
-		}
 	}
 	return t.rebase(dst, rows)
 }
