@@ -195,25 +195,32 @@ func after(c string) (string, error) {
 	return string(b), nil
 }
 
-// page cuts the items sorted by key after the request's cursor.
-func page[T any](items []T, key func(T) string, r PageRequest) ([]T, string, error) {
-	limit := r.Limit
+// bounds returns the last key before a page (the decoded cursor, "" for
+// the first page) and its size.
+func (r PageRequest) bounds() (last string, limit int, err error) {
+	limit = r.Limit
 	switch {
 	case limit < 0:
-		return nil, "", fmt.Errorf("limit %d: %w", limit, ErrBadRequest)
+		return "", 0, fmt.Errorf("limit %d: %w", limit, ErrBadRequest)
 	case limit == 0:
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
-	start := 0
 	if r.Cursor != "" {
-		last, err := after(r.Cursor)
-		if err != nil {
-			return nil, "", err
+		if last, err = after(r.Cursor); err != nil {
+			return "", 0, err
 		}
-		start = sort.Search(len(items), func(i int) bool { return key(items[i]) > last })
 	}
-	items = items[start:]
+	return last, limit, nil
+}
+
+// page cuts the items sorted by key after the request's cursor.
+func page[T any](items []T, key func(T) string, r PageRequest) ([]T, string, error) {
+	last, limit, err := r.bounds()
+	if err != nil {
+		return nil, "", err
+	}
+	items = items[sort.Search(len(items), func(i int) bool { return key(items[i]) > last }):]
 	if len(items) <= limit {
 		return items, "", nil
 	}
@@ -400,15 +407,18 @@ func (l *Local) ReadDir(ctx context.Context, state, p string, r PageRequest) (Di
 	if err != nil {
 		return DirPage{}, err
 	}
-	des, err := f.ReadDir(ctx, p)
-	if err != nil {
-		return DirPage{}, hinted(ctx, f, err)
-	}
-	des, next, err := page(des, fs.DirEntry.Name, r)
+	last, limit, err := r.bounds()
 	if err != nil {
 		return DirPage{}, err
 	}
-	out := DirPage{Entries: make([]Entry, 0, len(des)), Next: next}
+	des, more, err := f.ReadDirPage(ctx, p, last, limit)
+	if err != nil {
+		return DirPage{}, hinted(ctx, f, err)
+	}
+	out := DirPage{Entries: make([]Entry, 0, len(des))}
+	if more {
+		out.Next = cursor(des[len(des)-1].Name())
+	}
 	for _, de := range des {
 		e, err := describeListed(ctx, f, path.Join(p, de.Name()), de)
 		if err != nil {

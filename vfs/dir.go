@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sort"
 	"strings"
 
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/kv"
 )
 
 // Mkdir creates directory name with permission bits perm. An existing
@@ -92,13 +94,77 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	return out, err
 }
 
+// ReadDirPage returns at most limit (> 0) entries of directory name
+// (following symbolic links) whose names sort after after, in name order,
+// and whether more follow. Unlike ReadDir's, each entry's Info is read
+// with the listing, in the same snapshot: a page reads the directory from
+// after on, not from its start, and each entry's attributes once.
+func (f *FS) ReadDirPage(ctx context.Context, name, after string, limit int) ([]fs.DirEntry, bool, error) {
+	const op = "readdir"
+	if err := validPath(op, name); err != nil {
+		return nil, false, err
+	}
+	if limit <= 0 {
+		return nil, false, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: page limit %d", fs.ErrInvalid, limit)}
+	}
+	if v, rel, ok := f.virtual(ctx, name); ok {
+		out, err := v.ReadDir(ctx, rel)
+		if err != nil {
+			return nil, false, virtErr(op, name, err)
+		}
+		out = out[sort.Search(len(out), func(i int) bool { return out[i].Name() > after }):]
+		if len(out) <= limit {
+			return out, false, nil
+		}
+		return out[:limit], true, nil
+	}
+	var out []fs.DirEntry
+	more := false
+	err := f.read(op, name, func(t *txn) error {
+		n, err := t.lookupDir(ctx, name)
+		if err != nil {
+			return err
+		}
+		start, end := inoRange(n.ino, kindDirent)
+		if after != "" {
+			start = append(inoKey(n.ino, kindDirent, after), 0)
+		}
+		if out, more, err = t.scanDir(ctx, start, end, limit); err != nil {
+			return err
+		}
+		for _, de := range out {
+			e := de.(*dirEntry)
+			a, err := t.attr(ctx, e.ino)
+			if err != nil {
+				return err
+			}
+			e.info = &fileInfo{name: e.name, ino: e.ino, a: a}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, more, nil
+}
+
 // readDir lists directory ino in name order. Entries carry the name and
 // type; Info reads the attributes when called.
 func (t *txn) readDir(ctx context.Context, ino uint64) ([]fs.DirEntry, error) {
-	var out []fs.DirEntry
-	infoCtx := context.WithoutCancel(ctx) // Info may be called later
 	start, end := inoRange(ino, kindDirent)
-	err := t.view.Scan(ctx, start, end, func(k, v []byte) error {
+	out, _, err := t.scanDir(ctx, start, end, -1)
+	return out, err
+}
+
+// scanDir lists the entries with keys in [start, end) in name order, at
+// most limit of them (no limit when negative), and whether more follow.
+func (t *txn) scanDir(ctx context.Context, start, end []byte, limit int) (out []fs.DirEntry, more bool, err error) {
+	infoCtx := context.WithoutCancel(ctx) // Info may be called later
+	err = t.view.Scan(ctx, start, end, func(k, v []byte) error {
+		if len(out) == limit {
+			more = true
+			return kv.Stop
+		}
 		d, err := decodeDirent(v)
 		if err != nil {
 			return err
@@ -106,18 +172,20 @@ func (t *txn) readDir(ctx context.Context, ino uint64) ([]fs.DirEntry, error) {
 		out = append(out, &dirEntry{fsys: t.f, ctx: infoCtx, name: string(k[10:]), ino: d.ino, typ: d.typ})
 		return nil
 	})
-	return out, err
+	return out, more, err
 }
 
 // dirEntry is an fs.DirEntry whose Info reads the inode's attributes at
-// the time of the call (io/fs allows either time); an entry removed since
-// the listing is fs.ErrNotExist.
+// the time of the call (io/fs allows either time; an entry removed since
+// the listing is fs.ErrNotExist), or returns those read with the listing
+// (ReadDirPage).
 type dirEntry struct {
 	fsys *FS
 	ctx  context.Context
 	name string
 	ino  uint64
 	typ  fileType
+	info *fileInfo // read with the listing; nil: read by Info
 }
 
 var _ fs.DirEntry = (*dirEntry)(nil)
@@ -132,6 +200,9 @@ func (e *dirEntry) String() string    { return fs.FormatDirEntry(e) }
 func (e *dirEntry) Ino() uint64 { return e.ino }
 
 func (e *dirEntry) Info() (fs.FileInfo, error) {
+	if e.info != nil {
+		return e.info, nil
+	}
 	fi := &fileInfo{name: e.name, ino: e.ino}
 	err := e.fsys.read("stat", e.name, func(t *txn) error {
 		var err error
