@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"pgregory.net/rapid"
 
@@ -111,4 +112,66 @@ func TestReadDirPageRefuses(t *testing.T) {
 // infoString is what a FileInfo says, for comparison.
 func infoString(fi fs.FileInfo) string {
 	return fmt.Sprintf("%s %d %v %v %v", fi.Name(), fi.Size(), fi.Mode(), fi.ModTime().UnixNano(), fi.IsDir())
+}
+
+// TestReadDirPageVirtual: a virtual mount's directory pages like a stored
+// one, from its provider's listing.
+func TestReadDirPageVirtual(t *testing.T) {
+	e := newEnv(t, vfs.Options{})
+	f := e.open(e.ws)
+	ctx := context.Background()
+	files := fstest.MapFS{}
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		files["sub/"+n] = &fstest.MapFile{Data: []byte(n)}
+	}
+	f.SetHooks(virtualAt{"live", mapVirtual{files}})
+	var got []string
+	after := ""
+	for {
+		page, more, err := f.ReadDirPage(ctx, "live/sub", after, 2)
+		must(t, err)
+		for _, de := range page {
+			got = append(got, de.Name())
+		}
+		if !more {
+			break
+		}
+		after = page[len(page)-1].Name()
+	}
+	if fmt.Sprint(got) != "[a b c d e]" {
+		t.Errorf("pages of the virtual directory list %q", got)
+	}
+	if page, more, err := f.ReadDirPage(ctx, "live/sub", "c", 10); err != nil || more || len(page) != 2 {
+		t.Errorf("the page after c: %d entries, more=%v, %v", len(page), more, err)
+	}
+}
+
+// virtualAt serves v at the top-level directory root.
+type virtualAt struct {
+	root string
+	v    vfs.Virtual
+}
+
+func (h virtualAt) CheckWrite(string, string) error       { return nil }
+func (h virtualAt) Changed(string)                        {}
+func (h virtualAt) Hydrate(context.Context, string) error { return nil }
+func (h virtualAt) Virtual(_ context.Context, name string) (vfs.Virtual, string, bool) {
+	if name == h.root {
+		return h.v, ".", true
+	}
+	rel, ok := strings.CutPrefix(name, h.root+"/")
+	return h.v, rel, ok
+}
+
+// mapVirtual is a vfs.Virtual over an fs.FS.
+type mapVirtual struct{ fsys fs.FS }
+
+func (m mapVirtual) Stat(_ context.Context, rel string) (fs.FileInfo, error) {
+	return fs.Stat(m.fsys, rel)
+}
+func (m mapVirtual) ReadDir(_ context.Context, rel string) ([]fs.DirEntry, error) {
+	return fs.ReadDir(m.fsys, rel)
+}
+func (m mapVirtual) ReadFile(_ context.Context, rel string) ([]byte, error) {
+	return fs.ReadFile(m.fsys, rel)
 }
