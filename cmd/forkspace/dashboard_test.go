@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,15 +196,21 @@ func TestDashboard(t *testing.T) {
 		}
 	}
 
-	// A reload paints the cached tree before any listing answers.
-	drive(t, ctx, "reload from the cache", chromedp.Reload(), chromedp.WaitVisible(row("hello.txt")))
-	// The time from navigation to the cached tree on screen goes to
-	// docs/benchmarks.md (the goal is 100 ms); it is logged, not asserted.
-	paint := get(t, ctx, "the cached paint", chromedp.Evaluate[float64](`performance.getEntriesByName("fks-cached-paint")[0]?.startTime ?? -1`))
-	if paint < 0 {
-		t.Error("the reload did not paint the Files tab from the sessionStorage cache")
+	// A reload paints the cached tree before any listing answers. The time
+	// from navigation to the cached tree on screen, over several reloads,
+	// goes to docs/benchmarks.md (the goal is 100 ms); it is logged, not
+	// asserted.
+	paints := make([]float64, 7)
+	for i := range paints {
+		drive(t, ctx, "reload from the cache", chromedp.Reload(), chromedp.WaitVisible(row("hello.txt")))
+		paints[i] = get(t, ctx, "the cached paint", chromedp.Evaluate[float64](`performance.getEntriesByName("fks-cached-paint")[0]?.startTime ?? -1`))
+		if paints[i] < 0 {
+			t.Fatal("the reload did not paint the Files tab from the sessionStorage cache")
+		}
 	}
-	t.Logf("first paint from the cache: %.1f ms after navigation", paint)
+	t.Logf("first paint from the cache, ms after navigation, over %d reloads: %.1f", len(paints), paints)
+	slices.Sort(paints)
+	t.Logf("first paint from the cache: median %.1f ms, max %.1f ms", paints[len(paints)/2], paints[len(paints)-1])
 
 	// Restore from the timeline: a checkpoint, a later change, then the
 	// Restore button (pressed twice: it asks once more).
