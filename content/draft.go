@@ -338,6 +338,10 @@ type draftSource struct {
 // windowBytes is how much of a draft the chunker reads at once.
 const windowBytes = 16 << 20
 
+// smallWindow is the largest window allocated to its size rather than
+// taken from windowPool.
+const smallWindow = 64 << 10
+
 // windowPool keeps windows across drafts: a fresh one costs page faults
 // and zeroing on each use, more than the copy into it. A draft keeps the
 // windows of a commit ahead for its next commit (Draft.wins), as its log
@@ -351,7 +355,14 @@ func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, erro
 		return s.win[off-s.winOff:][:n], nil
 	}
 	var win []byte
-	if size := s.d.reach(off+n, min(end, off+max(n, windowBytes))) - off; size <= windowBytes {
+	size := s.d.reach(off+n, min(end, off+max(n, windowBytes))) - off
+	switch {
+	case size <= smallWindow:
+		// A small draft (or tail): a window of its size costs less than
+		// a pooled 16 MiB one, which a garbage collection may have
+		// dropped, to be allocated and zeroed again.
+		win = make([]byte, size)
+	case size <= windowBytes:
 		var w *[windowBytes]byte
 		if k := len(s.d.wins); k > 0 {
 			w, s.d.wins = s.d.wins[k-1], s.d.wins[:k-1]
@@ -360,7 +371,7 @@ func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, erro
 		}
 		s.used = append(s.used, w)
 		win = w[:size]
-	} else {
+	default:
 		win = make([]byte, size) // a chunk past windowBytes (large Params)
 	}
 	kept := 0

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sync"
 
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
@@ -134,6 +135,10 @@ func (f *FS) replaceContent(ctx context.Context, op, name string, perm fs.FileMo
 // streamBuf is the read size of WriteFileFrom.
 const streamBuf = 256 << 10
 
+// streamBufs holds WriteFileFrom's read buffers between calls: a small
+// upload would otherwise allocate (and clear) 256 KiB for a few bytes.
+var streamBufs = sync.Pool{New: func() any { return new([streamBuf]byte) }}
+
 // fill reads into buf until it is full or r fails; a clean end of r is
 // io.EOF with the bytes read before it. Unlike io.ReadFull it keeps r's
 // own io.ErrUnexpectedEOF (an HTTP body whose connection broke) apart
@@ -188,7 +193,9 @@ func (f *FS) writeFileFrom(ctx context.Context, name string, r io.Reader, perm f
 	}
 	d := f.d.Content.NewDraft(content.Manifest{})
 	defer d.Discard()
-	buf := make([]byte, streamBuf)
+	bp := streamBufs.Get().(*[streamBuf]byte)
+	defer streamBufs.Put(bp)
+	buf := bp[:]
 	var n int64
 	for {
 		k, rerr := fill(r, buf)
