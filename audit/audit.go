@@ -63,13 +63,18 @@ func NewLog(m meta.Store) *Log { return &Log{meta: m} }
 // as the state the call produced (see history.go); then it hands e to the
 // listeners (OnRecord).
 func (l *Log) Record(ctx context.Context, e Entry) error {
+	l.runBefore()
+	return l.append(ctx, []Entry{e}, func(Entry) bool { return true })
+}
+
+// runBefore runs the BeforeRecord functions.
+func (l *Log) runBefore() {
 	l.mu.RLock()
 	before := l.before
 	l.mu.RUnlock()
 	for _, fn := range before {
 		fn()
 	}
-	return l.append(ctx, []Entry{e}, func(Entry) bool { return true })
 }
 
 // BeforeRecord registers fn to run at the start of every Record, before
@@ -113,6 +118,12 @@ func (l *Log) append(ctx context.Context, es []Entry, step func(Entry) bool) err
 	if err != nil {
 		return fmt.Errorf("record audit entry %s: %w", es[0].Tool, err)
 	}
+	l.publish(es)
+	return nil
+}
+
+// publish hands es, durable, to the listeners.
+func (l *Log) publish(es []Entry) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	for _, fn := range l.listeners {
@@ -120,7 +131,6 @@ func (l *Log) append(ctx context.Context, es []Entry, step func(Entry) bool) err
 			fn(e)
 		}
 	}
-	return nil
 }
 
 // OnRecord registers fn to hear of every entry Record and RecordAll

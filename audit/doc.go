@@ -17,6 +17,13 @@
 //		return []string{args.Path}, ws.WriteFile(ctx, args.Path, data, 0o644)
 //	})
 //
+// A call whose last act is one vfs operation committing one mutation
+// (a write, a mkdir, a Batch) can have its entry and history state
+// committed in that mutation's transaction instead of a second one:
+// its function gives that operation a context carrying Commit's work
+// (vfs.WithCommit; httpapi's writes do). Run records the entry itself
+// when the operation fails or commits nothing.
+//
 // Run marks its call's context (Cover), so the store's recorder of
 // uncovered changes — everything vfs.FS.Watch reports that no audited
 // call covers, such as FUSE writes (WithSurface names the door) — does
@@ -25,7 +32,7 @@
 // log oldest first after a Seq, Prune drops its old prefix.
 //
 // Invariants: entries are append-only (but for a pruned prefix) and
-// ordered by Seq; a call is recorded
+// ordered by Seq, which follows commit order; a call is recorded
 // whether it succeeds or fails; recording uses a context that is not
 // cancelled with the caller's, so a cancelled call is still logged.
 // Concurrency: Log is safe for concurrent use.

@@ -57,3 +57,83 @@ func TestLog(t *testing.T) {
 		})
 	}
 }
+
+// TestCommit: an entry appended in the transaction of a call's mutation
+// (Commit) is recorded once and heard once; when that transaction fails,
+// Run records the failure itself.
+func TestCommit(t *testing.T) {
+	m, err := sqlitemeta.Open(t.Context(), filepath.Join(t.TempDir(), "meta.db"), sqlitemeta.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	log := audit.NewLog(m)
+	var heard []audit.Entry
+	log.OnRecord(func(e audit.Entry) { heard = append(heard, e) })
+	ctx := t.Context()
+	if fn, done := audit.Commit(ctx, []string{"x"}); fn != nil || done != nil {
+		t.Fatal("Commit outside Run returned work")
+	}
+	boom := errors.New("boom")
+	// mutation commits fn in a transaction of its own, failing with fail
+	// after fn ran.
+	mutation := func(ctx context.Context, fail error) error {
+		fn, done := audit.Commit(ctx, []string{"a"})
+		if fn == nil {
+			t.Fatal("Commit inside Run returned no work")
+		}
+		if again, _ := audit.Commit(ctx, []string{"a"}); again != nil {
+			t.Error("a second Commit in one Run returned work")
+		}
+		err := m.Update(ctx, func(tx meta.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return fail
+		})
+		if err == nil {
+			done()
+		}
+		return err
+	}
+	run := func(fail, after error) error {
+		return audit.Run(ctx, log, audit.Call{WorkspaceID: "ws", Tool: "write"}, func(ctx context.Context) ([]string, error) {
+			if err := mutation(ctx, fail); err != nil {
+				return []string{"a"}, err
+			}
+			return []string{"a"}, after
+		})
+	}
+	check := func(name string, want ...string) {
+		t.Helper()
+		es, err := log.Entries(ctx, audit.Filter{Ascending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, got2 []string
+		for _, e := range es {
+			got = append(got, e.Error)
+			if !slices.Equal(e.Changed, []string{"a"}) {
+				t.Errorf("%s: entry %d changed %v", name, e.Seq, e.Changed)
+			}
+		}
+		for _, e := range heard {
+			got2 = append(got2, e.Error)
+		}
+		if !slices.Equal(got, want) || !slices.Equal(got2, want) {
+			t.Errorf("%s: entries' errors %q, heard %q; want %q", name, got, got2, want)
+		}
+	}
+	if err := run(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("committed with the mutation", "")
+	if err := run(boom, nil); !errors.Is(err, boom) {
+		t.Fatalf("Run = %v, want %v", err, boom)
+	}
+	check("the mutation failed", "", "boom")
+	if err := run(nil, boom); !errors.Is(err, boom) {
+		t.Fatalf("Run = %v, want %v", err, boom)
+	}
+	check("failed after the mutation", "", "boom", "", "boom")
+}

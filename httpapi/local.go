@@ -562,9 +562,10 @@ func (l *Local) Write(ctx context.Context, state, p string, body io.Reader, r Wr
 		perm = 0o644
 	}
 	cond := writeCond(p, r)
-	var e Entry
+	var written *vfs.FS
 	args := map[string]any{"path": p, "perm": fmt.Sprintf("%04o", vfs.UnixMode(perm)), "if_match": r.IfMatch, "create_only": r.CreateOnly}
 	err = l.mutate(ctx, state, "write", args, []string{p}, func(ctx context.Context, f *vfs.FS) error {
+		written = f
 		if cond != nil {
 			// Fail fast, before the body is read; the commit checks again.
 			fi, err := f.Stat(ctx, p)
@@ -578,16 +579,30 @@ func (l *Local) Write(ctx context.Context, state, p string, body io.Reader, r Wr
 				return &fs.PathError{Op: "write", Path: p, Err: err}
 			}
 		}
-		if _, err := f.WriteFileFromIf(ctx, p, body, perm, cond); err != nil {
+		// The write is the call's last act: its entry commits with it.
+		if _, err := f.WriteFileFromIf(committing(ctx, p), p, body, perm, cond); err != nil {
 			return hinted(ctx, f, err)
 		}
-		fi, err := f.Stat(ctx, p)
-		if err == nil {
-			e = NewEntry(p, fi, "")
-		}
-		return err
+		return nil
 	})
-	return e, err
+	if err != nil {
+		return Entry{}, err
+	}
+	fi, err := written.Stat(ctx, p)
+	if err != nil {
+		return Entry{}, err
+	}
+	return NewEntry(p, fi, ""), nil
+}
+
+// committing returns ctx made to carry the entry of the audited call it
+// runs under into the commit of the call's last mutation, which changes
+// paths (audit.Commit, vfs.WithCommit); ctx itself outside an audited call.
+func committing(ctx context.Context, paths ...string) context.Context {
+	if fn, done := audit.Commit(ctx, paths); fn != nil {
+		return vfs.WithCommit(ctx, fn, done)
+	}
+	return ctx
 }
 
 func (l *Local) Remove(ctx context.Context, state, p string, recursive bool) error {

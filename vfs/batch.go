@@ -76,10 +76,11 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	if err == nil {
 		err = log.err
 	}
-	if err != nil || len(log.acc.muts)+len(log.acc.intents)+len(log.acc.also) == 0 {
+	if err != nil || len(log.acc.muts)+len(log.acc.intents)+len(log.acc.also)+len(log.acc.hooks) == 0 {
 		locked = false
 		f.wmu.Unlock()
 		if err != nil {
+			log.acc.dropHooks()
 			return f.release(ctx, err, log.acc.intents)
 		}
 		return nil
@@ -155,6 +156,7 @@ func (l *batchLog) add(ctx context.Context, b *FS, t *txn) {
 	l.acc.inline = append(l.acc.inline, t.inline...)
 	l.acc.intents = append(l.acc.intents, t.intents...)
 	l.acc.also = append(l.acc.also, t.also...)
+	l.acc.hooks = append(l.acc.hooks, t.hooks...)
 	for _, o := range t.inline {
 		l.inlineBytes += len(o.Data)
 	}

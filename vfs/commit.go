@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/meta"
@@ -25,10 +26,12 @@ type commitReq struct {
 	rows    []meta.Staged
 	inline  []meta.Object
 	intents content.Intents
-	// also are metadata writes that commit with the rows (FS.AlsoCommit).
-	also []func(meta.Tx) error
-	err  error
-	done chan struct{}
+	// also are metadata writes that commit with the rows (FS.AlsoCommit),
+	// hooks those that run once the rows are written (WithCommit).
+	also  []func(meta.Tx) error
+	hooks []*commitHook
+	err   error
+	done  chan struct{}
 }
 
 // committer is the queue of mutations waiting for a transaction.
@@ -97,7 +100,7 @@ func (f *FS) lockIdle() {
 // stage numbers t's mutations, applies them to wov and returns the request
 // to commit. The caller holds wmu.
 func (f *FS) stage(t *txn) *commitReq {
-	req := &commitReq{rows: make([]meta.Staged, len(t.muts)), inline: t.inline, intents: t.intents, also: t.also, done: make(chan struct{})}
+	req := &commitReq{rows: make([]meta.Staged, len(t.muts)), inline: t.inline, intents: t.intents, also: t.also, hooks: t.hooks, done: make(chan struct{})}
 	for i, m := range t.muts {
 		f.seq++
 		req.rows[i] = meta.Staged{Key: m.Key, Value: m.Value, Deleted: m.Delete, Seq: f.seq}
@@ -138,6 +141,13 @@ func (f *FS) lead(ctx context.Context) {
 		}
 		f.gen.Add(1)
 		f.mu.Unlock()
+		// The hooks hear of their commit in queue order, the order
+		// their work ran in the transaction.
+		for _, req := range batch {
+			for _, h := range req.hooks {
+				h.done()
+			}
+		}
 		for _, req := range batch {
 			close(req.done)
 		}
@@ -152,12 +162,16 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 		inline  []meta.Object
 		intents content.Intents
 		also    []func(meta.Tx) error
+		after   []func(meta.Tx) error
 	)
 	for _, req := range batch {
 		rows = append(rows, req.rows...)
 		inline = append(inline, req.inline...)
 		intents = append(intents, req.intents...)
 		also = append(also, req.also...)
+		for _, h := range req.hooks {
+			after = append(after, h.fn)
+		}
 	}
 	// The chunks the batch references must be durable before metadata
 	// naming them can be: their puts did not wait for the disk, so the
@@ -189,10 +203,17 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 				return err
 			}
 		}
-		if len(rows) == 0 {
-			return nil
+		if len(rows) > 0 {
+			if err := tx.PutStaged(f.ws, rows); err != nil {
+				return err
+			}
 		}
-		return tx.PutStaged(f.ws, rows)
+		for _, fn := range after {
+			if err := fn(tx); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("commit mutation: %w", err)
@@ -236,5 +257,58 @@ func (f *FS) abandon(batch []*commitReq, err error) {
 	for _, req := range rest {
 		req.err = fmt.Errorf("an earlier mutation failed: %w", err)
 		close(req.done)
+	}
+}
+
+// commitHook is the work WithCommit adds to a mutation's transaction.
+type commitHook struct {
+	fn   func(meta.Tx) error
+	done func()
+	used atomic.Bool // carried by a mutation committing or committed
+}
+
+type commitHookKey struct{}
+
+// WithCommit returns a context under which the next mutation an
+// operation of an FS commits carries fn: fn runs in the metadata
+// transaction that commits the mutation, after its rows are written (so
+// fn sees the workspace's new state), and done is called once the
+// mutation is durable. A failing fn fails the commit, and the operation;
+// a mutation whose commit fails does not count, and the next one (a
+// retry) carries fn again. Mutations committed in one group commit run
+// their fns in one transaction, in queue order, and their dones are
+// called in that order, on the goroutine that committed them, before any
+// of those mutations' operations returns. On a Batch's filesystem the mutation carries fn into the batch's
+// commit, and done waits for it (a Batch's own context carries fn the
+// same way).
+//
+// fn runs once per transaction that carries it and may run again if that
+// transaction fails: it writes only through the Tx. It suits an operation
+// that commits one mutation (WriteFile, WriteFileFrom, Mkdir, Remove,
+// Rename…): one that commits several (MkdirAll, RemoveAll, a handle's
+// writes) carries fn on its first only. An operation that changes nothing
+// commits nothing and never runs fn.
+func WithCommit(ctx context.Context, fn func(meta.Tx) error, done func()) context.Context {
+	if done == nil {
+		done = func() {}
+	}
+	return context.WithValue(ctx, commitHookKey{}, &commitHook{fn: fn, done: done})
+}
+
+// takeCommitHook returns the WithCommit work of ctx for a mutation about
+// to commit, or nil when there is none or another mutation carries it.
+func takeCommitHook(ctx context.Context) *commitHook {
+	h, _ := ctx.Value(commitHookKey{}).(*commitHook)
+	if h == nil || !h.used.CompareAndSwap(false, true) {
+		return nil
+	}
+	return h
+}
+
+// dropHooks lets the WithCommit work t carried go with a failed commit:
+// the next mutation (a retry) carries it again.
+func (t *txn) dropHooks() {
+	for _, h := range t.hooks {
+		h.used.Store(false)
 	}
 }

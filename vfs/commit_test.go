@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs"
@@ -124,5 +125,105 @@ func TestFlushCommitsAndKeepsOpen(t *testing.T) {
 	}
 	if err := h.Flush(); !errors.Is(err, fs.ErrClosed) {
 		t.Fatalf("Flush after Close = %v, want fs.ErrClosed", err)
+	}
+}
+
+// TestWithCommit: the work a context carries runs in the transaction of
+// the next mutation committed under it, after its rows (a state recorded
+// there holds them), once; done follows the commit; a failed commit
+// passes it to the retry; a Batch carries it into its own commit.
+func TestWithCommit(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{})
+	fm := &faultyMeta{Store: e.deps.Meta}
+	e.deps.Meta = fm
+	f := e.open(e.ws)
+	must(t, f.WriteFile(ctx, "a", []byte("a"), 0o644))
+
+	// recordState appends an audit entry and records the workspace's
+	// state as its own, returning how many staging rows that state holds.
+	recordState := func(tx meta.Tx) (int64, error) {
+		ae := meta.AuditEntry{Tool: "test"}
+		if err := tx.AppendAudit(&ae); err != nil {
+			return 0, err
+		}
+		return ae.Seq, tx.RecordState(ae.Seq, e.ws.ID, time.Now())
+	}
+	stateRows := func(seq int64) int {
+		var n int
+		err := fm.View(ctx, func(tx meta.Tx) error {
+			rows, err := tx.StateStaged(seq)
+			n = len(rows)
+			return err
+		})
+		must(t, err)
+		return n
+	}
+	var before int64
+	must(t, fm.Update(ctx, func(tx meta.Tx) (err error) { before, err = recordState(tx); return err }))
+
+	var (
+		runs, dones int
+		seq         int64
+	)
+	work := func(tx meta.Tx) (err error) {
+		runs++
+		seq, err = recordState(tx)
+		return err
+	}
+	done := func() { dones++ }
+	wctx := vfs.WithCommit(ctx, work, done)
+	fm.fail.Store(true)
+	vfstest.IsPathErr(t, f.WriteFile(wctx, "b", []byte("b"), 0o644), errInjected)
+	fm.fail.Store(false)
+	if runs != 0 || dones != 0 {
+		t.Fatalf("after a failed commit: %d runs, %d dones; want none", runs, dones)
+	}
+	must(t, f.WriteFile(wctx, "b", []byte("b"), 0o644))
+	if runs != 1 || dones != 1 {
+		t.Fatalf("after the retry: %d runs, %d dones; want 1, 1", runs, dones)
+	}
+	if n, m := stateRows(before), stateRows(seq); m <= n {
+		t.Errorf("the state recorded with the write holds %d staging rows, the one before it %d: the write's rows were not written first", m, n)
+	}
+	must(t, f.WriteFile(wctx, "c", []byte("c"), 0o644))
+	if runs != 1 || dones != 1 {
+		t.Errorf("a second mutation under the context ran the work again: %d runs, %d dones", runs, dones)
+	}
+
+	// A Batch: the work runs in the batch's commit, once.
+	runs, dones = 0, 0
+	bctx := vfs.WithCommit(ctx, work, done)
+	err := f.Batch(ctx, func(b *vfs.FS) error {
+		must(t, b.WriteFile(bctx, "d", []byte("d"), 0o644))
+		must(t, b.WriteFile(bctx, "e", []byte("e"), 0o644))
+		if runs != 0 || dones != 0 {
+			t.Errorf("inside the batch: %d runs, %d dones; want none before its commit", runs, dones)
+		}
+		return nil
+	})
+	must(t, err)
+	if runs != 1 || dones != 1 {
+		t.Errorf("after the batch: %d runs, %d dones; want 1, 1", runs, dones)
+	}
+	// A failing batch lets the work go to the next mutation.
+	runs, dones = 0, 0
+	bctx = vfs.WithCommit(ctx, work, done)
+	boom := errors.New("boom")
+	if err := f.Batch(ctx, func(b *vfs.FS) error {
+		must(t, b.WriteFile(bctx, "f", []byte("f"), 0o644))
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("Batch = %v, want %v", err, boom)
+	}
+	must(t, f.WriteFile(bctx, "f", []byte("f"), 0o644))
+	if runs != 1 || dones != 1 {
+		t.Errorf("after a failed batch and a write: %d runs, %d dones; want 1, 1", runs, dones)
+	}
+	// An operation that changes nothing commits nothing.
+	runs, dones = 0, 0
+	must(t, f.MkdirAll(vfs.WithCommit(ctx, work, done), ".", 0o755))
+	if runs != 0 || dones != 0 {
+		t.Errorf("MkdirAll of the root: %d runs, %d dones; want none", runs, dones)
 	}
 }

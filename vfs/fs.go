@@ -365,6 +365,9 @@ func headBackoff(ctx context.Context, attempt int) error {
 // are durable, or, on a Batch's filesystem, adds them to the batch; the
 // caller holds wmu, which commitLocked releases.
 func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
+	if h := takeCommitHook(ctx); h != nil {
+		t.hooks = append(t.hooks, h)
+	}
 	if f.batch != nil {
 		f.batch.add(ctx, f, t)
 		f.wmu.Unlock()
@@ -378,6 +381,7 @@ func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
 	}
 	<-req.done
 	if req.err != nil {
+		t.dropHooks()
 		return errdefs.PathError(op, name, req.err)
 	}
 	f.mu.RLock()

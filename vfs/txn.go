@@ -25,8 +25,10 @@ type txn struct {
 	intents content.Intents
 	now     int64 // Unix ns, for times the operation sets
 	// also are metadata writes that commit with the mutations (a Batch's
-	// FS.AlsoCommit).
-	also []func(meta.Tx) error
+	// FS.AlsoCommit); hooks are those that run once the mutations' rows
+	// are written (WithCommit).
+	also  []func(meta.Tx) error
+	hooks []*commitHook
 }
 
 const txnIndexAfter = 16
