@@ -288,13 +288,16 @@ func (b *backend) workspace(bucket string) (*forkspace.Workspace, error) {
 }
 
 // mutate runs fn as one audited batch on bucket: every change lands, or
-// none does.
+// none does; the audit entry commits with the batch (audit.Commit).
 func (b *backend) mutate(bucket, op string, args any, paths []string, fn func(f *vfs.FS) error) error {
 	ws, err := b.workspace(bucket)
 	if err != nil {
 		return err
 	}
 	err = audit.Run(b.ctx, b.st.AuditLog(), audit.Call{WorkspaceID: ws.ID(), Tool: "s3." + op, Args: args}, func(ctx context.Context) ([]string, error) {
+		if work, done := audit.Commit(ctx, paths); work != nil {
+			ctx = vfs.WithCommit(ctx, work, done)
+		}
 		return paths, ws.Batch(ctx, fn)
 	})
 	return s3Error(err)
