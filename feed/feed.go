@@ -145,7 +145,6 @@ func (f *Feed) publish(es []Event) {
 		return
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, e := range es {
 		if e.Seq <= f.last {
 			continue
@@ -160,8 +159,12 @@ func (f *Feed) publish(es []Event) {
 		f.n++
 		f.last = e.Seq
 	}
-	close(f.wake)
+	wake := f.wake
 	f.wake = make(chan struct{})
+	f.mu.Unlock()
+	// Woken after the lock is released: a thousand waiters woken under
+	// it would run into it and wait again.
+	close(wake)
 }
 
 // Filter selects the events of a subscription.

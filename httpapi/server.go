@@ -49,7 +49,9 @@ type Options struct {
 	API    API
 	Logger *slog.Logger
 	// BodyIdle bounds the wait for each read of a request body and each
-	// write of a response body (default DefaultIdleTimeout).
+	// write of a response body (default DefaultIdleTimeout; a write may
+	// be cut after half of it: its deadline is renewed only when less
+	// than half is left).
 	BodyIdle time.Duration
 	// Heartbeat is how often an event stream sends a comment (default
 	// DefaultHeartbeat).
@@ -209,15 +211,23 @@ func (r *idleReader) Read(p []byte) (int, error) {
 
 func (r *idleReader) Close() error { return r.r.Close() }
 
-// idleWriter bounds each write of a response body.
+// idleWriter bounds each write of a response body: it may wait at least
+// half the idle bound and at most all of it. The deadline is moved only
+// when less than half of it is left: an event stream writes a small frame
+// per event, and setting a deadline costs as much as the write to the
+// buffer.
 type idleWriter struct {
 	*statusWriter
-	rc   *http.ResponseController
-	idle time.Duration
+	rc       *http.ResponseController
+	idle     time.Duration
+	deadline time.Time
 }
 
 func (w *idleWriter) Write(p []byte) (int, error) {
-	w.rc.SetWriteDeadline(time.Now().Add(w.idle))
+	if now := time.Now(); w.deadline.Sub(now) < w.idle/2 {
+		w.deadline = now.Add(w.idle)
+		w.rc.SetWriteDeadline(w.deadline)
+	}
 	return w.statusWriter.Write(p)
 }
 
