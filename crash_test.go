@@ -71,7 +71,7 @@ func crashWorkspace(spec string, opts forkspace.Options) (*forkspace.Workspace, 
 		return nil, 0, err
 	}
 	opts.Dir = dir
-	st, err := forkspace.Open(context.Background(), opts)
+	st, err := openPass(nil, opts)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -138,7 +138,7 @@ func crashWriter(spec string) error {
 func TestCrashSafety(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	st, err := openPass(t, forkspace.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func runKilled(t *testing.T, env string, killAfter int, delay time.Duration, onL
 func verifyCrashState(t *testing.T, dir string, synced, renamed, deleted map[int]bool, checkpoints []string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	st, err := openPass(t, forkspace.Options{Dir: dir})
 	if err != nil {
 		t.Fatalf("reopen after SIGKILL: %v", err)
 	}
@@ -341,7 +341,7 @@ func killRounds(t *testing.T, rounds, maxAcks int, env func(dir string, round in
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	st, err := openPass(t, forkspace.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func killRounds(t *testing.T, rounds, maxAcks int, env func(dir string, round in
 				acked[i] = true
 			}
 		})
-		st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+		st, err := openPass(t, forkspace.Options{Dir: dir})
 		if err != nil {
 			t.Fatalf("reopen after SIGKILL: %v", err)
 		}

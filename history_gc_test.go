@@ -79,7 +79,7 @@ func TestGCKeepsTimeTravelStates(t *testing.T) {
 // reads back as it was written, and the store checks clean.
 func TestGCInterleavedWithTimeTravel(t *testing.T) {
 	ctx := context.Background()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), FoldRows: 8})
+	st, err := openPass(t, forkspace.Options{Dir: t.TempDir(), FoldRows: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 func TestListMatchesUsage(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, FoldRows: 24})
+	st, err := openPass(t, forkspace.Options{Dir: dir, FoldRows: 24})
 	if err != nil {
 		t.Fatal(err)
 	}

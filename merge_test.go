@@ -18,15 +18,22 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
-// openWithMeta opens a store on an SQLite database the test reads too.
+// openWithMeta opens a store on a metadata database the test reads too
+// (SQLite; PostgreSQL in the second pass).
 func openWithMeta(t *testing.T) (*forkspace.Store, meta.Store) {
 	t.Helper()
 	dir := t.TempDir()
-	m, err := sqlitemeta.Open(context.Background(), dir+"/meta.db", sqlitemeta.Options{})
+	o, err := passOptions(t, forkspace.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: dir, Meta: m})
+	if o.Meta == nil {
+		if o.Meta, err = sqlitemeta.Open(context.Background(), dir+"/meta.db", sqlitemeta.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := o.Meta
+	st, err := forkspace.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 
 func openStore(t *testing.T, dir string) *forkspace.Store {
 	t.Helper()
-	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: dir})
+	st, err := openPass(t, forkspace.Options{Dir: dir})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -239,7 +239,7 @@ func TestReusedLabelNamesNewest(t *testing.T) {
 func TestReopenKeepsEverything(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir})
+	st, err := openPass(t, forkspace.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

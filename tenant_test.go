@@ -15,7 +15,7 @@ import (
 // reaches a workspace of another (fs.ErrNotExist, as for a missing one).
 func TestTenants(t *testing.T) {
 	ctx := context.Background()
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir()})
+	st, err := openPass(t, forkspace.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,9 @@ import (
 // snapshot is what one metadata snapshot holds for the collector.
 type snapshot struct {
 	// now is T0: the database clock read in a write transaction before
-	// the snapshot, so writes the snapshot misses are stamped later.
+	// the snapshot, once every write in flight has ended
+	// (meta.GCTx.CollectionClock), so writes the snapshot misses are
+	// stamped later.
 	now time.Time
 	// owners are the workspaces with their roots.
 	owners []owner
@@ -36,7 +38,7 @@ func readSnapshot(ctx context.Context, d Deps, o Options, objects bool) (*snapsh
 	s := &snapshot{}
 	err := d.Meta.Update(ctx, func(tx meta.Tx) error {
 		var err error
-		s.now, err = tx.Now()
+		s.now, err = tx.CollectionClock()
 		return err
 	})
 	if err != nil {

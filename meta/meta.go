@@ -151,6 +151,16 @@ type Tx interface {
 // two-phase deletion of blobs. PutNodes and PutInline refresh the touch
 // time (database clock) of an object that already exists.
 type GCTx interface {
+	// CollectionClock returns the database clock (Now) once every Update
+	// that began before the call has ended, and holds back Updates that
+	// begin meanwhile until this transaction ends: a write that a
+	// snapshot taken after this transaction misses is stamped after the
+	// time returned. The collector reads its T0 with it (package gc).
+	// Drivers with one writer at a time get this from their order alone;
+	// drivers running writers side by side need a barrier. In a View it
+	// fails with errdefs.ErrReadOnly.
+	CollectionClock() (time.Time, error)
+
 	// AddIntents records that the caller is about to store (or reference
 	// without storing) the blobs hashes, before it writes any of them, and
 	// returns the intent's ID. Pending intents are roots of garbage

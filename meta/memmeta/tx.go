@@ -55,6 +55,15 @@ func notExist(op string) error { return fmt.Errorf("%s: %w", op, fs.ErrNotExist)
 // Now implements meta.Tx.
 func (t *tx) Now() (time.Time, error) { return t.store.now(), nil }
 
+// CollectionClock implements meta.GCTx: Updates run one at a time, so none
+// is in flight.
+func (t *tx) CollectionClock() (time.Time, error) {
+	if err := t.writable("read collection clock"); err != nil {
+		return time.Time{}, err
+	}
+	return t.Now()
+}
+
 // Setting implements meta.Tx.
 func (t *tx) Setting(key string) (string, error) {
 	v, ok := t.s.settings[key]

@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 		{"ViewReadOnly", testViewReadOnly},
 		{"Canceled", testCanceled},
 		{"Now", testNow},
+		{"CollectionClock", testCollectionClock},
 		{"Closed", testClosed},
 		{"CloseDuringUpdates", testCloseDuringUpdates},
 		{"Audit", testAudit},

@@ -359,6 +359,72 @@ func testNow(t *testing.T, s meta.Store) {
 	})
 }
 
+// testCollectionClock: the collector's clock read (meta.GCTx) waits for
+// an Update in flight, and what that Update stamped is before it; in a
+// View it is refused. (A driver that returned the clock at once would let
+// a write stamped before T0 commit after the collector's snapshot, which
+// then misses it: the collector would delete a node a committed head
+// references.)
+func testCollectionClock(t *testing.T, s meta.Store) {
+	ctx := context.Background()
+	node := meta.Object{Hash: hashOf("stamped before T0"), Data: []byte("n")}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	wrote := make(chan error, 1)
+	go func() {
+		wrote <- s.Update(ctx, func(tx meta.Tx) error {
+			if err := tx.PutNodes([]meta.Object{node}); err != nil {
+				return err
+			}
+			once.Do(func() { close(inside) })
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	type reading struct {
+		t0  time.Time
+		err error
+	}
+	read := make(chan reading, 1)
+	go func() {
+		var r reading
+		r.err = s.Update(ctx, func(tx meta.Tx) (err error) {
+			r.t0, err = tx.CollectionClock()
+			return err
+		})
+		read <- r
+	}()
+	select {
+	case r := <-read:
+		close(release)
+		<-wrote
+		t.Fatalf("CollectionClock returned (%v, %v) while an Update was in flight", r.t0, r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	r := <-read
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	view(t, s, func(tx meta.Tx) error {
+		return tx.Nodes(func(o meta.ObjectInfo) error {
+			if o.Hash == node.Hash && !o.TouchedAt.Before(r.t0) {
+				t.Errorf("a node stamped %v by an Update in flight, collection clock %v", o.TouchedAt, r.t0)
+			}
+			return nil
+		})
+	})
+	err := s.View(ctx, func(tx meta.Tx) error {
+		_, err := tx.CollectionClock()
+		return err
+	})
+	wantErr(t, "CollectionClock in a View", err, errdefs.ErrReadOnly)
+}
+
 func testClosed(t *testing.T, s meta.Store) {
 	update(t, s, func(tx meta.Tx) error {
 		return tx.PutNodes([]meta.Object{{Hash: hashOf("n"), Data: []byte("n")}})

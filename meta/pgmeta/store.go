@@ -217,6 +217,16 @@ func retryWait(attempt int) time.Duration {
 	return time.Millisecond/4 + rand.N(time.Millisecond<<min(attempt-1, 7))
 }
 
+// barrierKey is the key of the transaction advisory lock every Update
+// holds shared and meta.GCTx.CollectionClock takes exclusive (the first 8
+// bytes of "fks-barr"; meta.Locker's keys are 32-bit hashes).
+const barrierKey int64 = 0x666b732d62617272
+
+var (
+	qUpdating = fmt.Sprintf(`SELECT pg_advisory_xact_lock_shared(%d)`, barrierKey)
+	qBarrier  = fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, barrierKey)
+)
+
 // updateOnce runs fn in one transaction and commits it if fn succeeds.
 func (s *Store) updateOnce(ctx context.Context, fn func(meta.Tx) error) (err error) {
 	sqlTx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
@@ -229,7 +239,14 @@ func (s *Store) updateOnce(ctx context.Context, fn func(meta.Tx) error) (err err
 			sqlTx.Rollback()
 		}
 	}()
+	// Every Update holds the collection barrier shared, so that the
+	// collector's clock read (qBarrier, exclusive) waits for those in
+	// flight: a write stamped before its T0 commits before its snapshot.
+	if _, err := sqlTx.ExecContext(ctx, qUpdating); err != nil {
+		return fmt.Errorf("begin transaction: %w", translate(err))
+	}
 	t := sqltx.New(ctx, sqltx.Queries(sqlTx), translate, false)
+	t.SetBarrier(qBarrier)
 	err = fn(t)
 	t.Finish()
 	if err != nil {

@@ -21,6 +21,8 @@ type Tx struct {
 	src       StmtSource
 	translate func(error) error
 	readOnly  bool
+	// barrier is the statement CollectionClock runs first ("": none).
+	barrier string
 	// finished is set when the View or Update function returned; a Tx
 	// leaked past it must not run statements in another caller's
 	// transaction.
@@ -34,6 +36,11 @@ type Tx struct {
 func New(ctx context.Context, src StmtSource, translate func(error) error, readOnly bool) *Tx {
 	return &Tx{ctx: ctx, src: src, translate: translate, readOnly: readOnly}
 }
+
+// SetBarrier makes CollectionClock run query first: for a driver whose
+// Updates run side by side, a statement that waits for those in flight
+// and holds back new ones until the transaction ends (meta.GCTx).
+func (t *Tx) SetBarrier(query string) { t.barrier = query }
 
 // Finish ends the transaction's use: later calls fail with fs.ErrClosed.
 func (t *Tx) Finish() { t.finished.Store(true) }
@@ -151,6 +158,20 @@ func (t *Tx) Now() (time.Time, error) {
 		return time.Time{}, err
 	}
 	return fromNanos(ns), nil
+}
+
+// CollectionClock implements meta.GCTx.
+func (t *Tx) CollectionClock() (time.Time, error) {
+	const op = "read collection clock"
+	if t.readOnly {
+		return time.Time{}, fmt.Errorf("%s: %w: view transaction", op, errdefs.ErrReadOnly)
+	}
+	if t.barrier != "" {
+		if _, err := t.exec(op, t.barrier); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return t.Now()
 }
 
 // fromNanos converts a stored timestamp.
