@@ -14,10 +14,14 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/forkspace/forkspace"
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/auth"
+	"github.com/forkspace/forkspace/gc"
 	"github.com/forkspace/forkspace/httpapi"
 )
 
@@ -174,62 +178,131 @@ func BenchmarkSmallFile(b *testing.B) {
 	}
 }
 
-// BenchmarkLargeFile: one 1 GiB download and upload, through the REST API
-// and to and from a plain Go file server (run with -benchtime=1x).
+// BenchmarkLargeFile: 1 GiB uploads and downloads through the REST API,
+// to and from a plain Go file server, and through the library alone (no
+// HTTP), taking turns: each iteration is a round in which every side
+// moves the file once, the order reversed from one round to the next,
+// after one untimed round (whichever side runs first pays for the
+// process's first page cache and heap). After each upload the previous
+// contents are removed and collected off the clock, as the plain server
+// removes its temp file, so every upload stores all of its chunks into
+// recycled page cache. Reported per side: MiB/s, the process's CPU time
+// (client and server) per GiB, and the REST and library sides' throughput
+// against the plain server's. Run with -benchtime 3x.
 func BenchmarkLargeFile(b *testing.B) {
 	const size = 1 << 30
 	e := newEnv(b)
 	ctx := context.Background()
+	// Keep no history: a removed upload's chunks are garbage at once.
+	must(b, e.st.SetHistoryRetention(ctx, audit.Retention{Steps: 1, Age: time.Nanosecond}))
 	_, err := e.client.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
 	must(b, err)
 	dir := b.TempDir()
-	// Two files of different bytes, so neither write finds the other's
-	// chunks already stored.
-	src, src2 := filepath.Join(dir, "big.bin"), filepath.Join(dir, "big2.bin")
-	for _, p := range []string{src, src2} {
+	// The uploads' bytes differ from the downloaded file's, so no upload
+	// finds its chunks already stored.
+	src, down := filepath.Join(dir, "up.bin"), filepath.Join(dir, "down.bin")
+	for _, p := range []string{src, down} {
 		f, err := os.Create(p)
 		must(b, err)
 		_, err = io.CopyN(f, randReader{}, size)
-		must(b, err)
-		f.Close()
+		must(b, errors.Join(err, f.Close()))
 	}
+	f, err := os.Open(down)
+	must(b, err)
+	_, err = e.local.Write(ctx, "w", "down.bin", f, httpapi.WriteRequest{})
+	must(b, errors.Join(err, f.Close()))
 	plain := plainServer(b, dir)
-	upload := func(b *testing.B, u string) {
+	fromSrc := func(fn func(io.Reader) error) error {
 		f, err := os.Open(src)
-		must(b, err)
-		defer f.Close()
-		must(b, put(u, f, size))
+		if err != nil {
+			return err
+		}
+		defer f.Close() // the HTTP client closes it too
+		return fn(f)
 	}
-	for _, c := range []struct {
-		name string
-		fn   func(b *testing.B)
-	}{
-		{"rest-upload", func(b *testing.B) { upload(b, e.url+"/v1/workspaces/w/files/big.bin") }},
-		{"plain-upload", func(b *testing.B) { upload(b, plain+"/up.bin") }},
-		{"library-write", func(b *testing.B) {
-			f, err := os.Open(src2)
-			must(b, err)
-			defer f.Close()
-			_, err = e.local.Write(ctx, "w", "lib.bin", f, httpapi.WriteRequest{})
-			must(b, err)
-		}},
-		{"library-read", func(b *testing.B) {
-			d, err := e.local.Open(ctx, "w", "lib.bin", httpapi.ReadRequest{Length: -1})
-			must(b, err)
-			_, err = io.Copy(io.Discard, d)
-			must(b, errors.Join(err, d.Close()))
-		}},
-		{"rest-download", func(b *testing.B) { must(b, get(e.url+"/v1/workspaces/w/files/big.bin")) }},
-		{"plain-download", func(b *testing.B) { must(b, get(plain+"/big.bin")) }},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(size)
-			for b.Loop() {
-				c.fn(b)
+	upload := func(u string) func() error {
+		return func() error { return fromSrc(func(r io.Reader) error { return put(u, r, size) }) }
+	}
+	// collect removes file name and collects its chunks.
+	collect := func(name string) error {
+		if err := e.local.Remove(ctx, "w", name, false); err != nil {
+			return err
+		}
+		_, err := e.st.GC(ctx, forkspace.GCOptions{Grace: gc.NoGrace})
+		return err
+	}
+	type transfer struct {
+		name      string
+		run       func() error
+		after     func() error // off the clock
+		wall, cpu time.Duration
+	}
+	uploads := []*transfer{
+		{name: "rest-upload", run: upload(e.url + "/v1/workspaces/w/files/up.bin"), after: func() error { return collect("up.bin") }},
+		{name: "library-write", run: func() error {
+			return fromSrc(func(r io.Reader) error {
+				_, err := e.local.Write(ctx, "w", "lib.bin", r, httpapi.WriteRequest{})
+				return err
+			})
+		}, after: func() error { return collect("lib.bin") }},
+		{name: "plain-upload", run: upload(plain + "/up.bin")},
+	}
+	downloads := []*transfer{
+		{name: "rest-download", run: func() error { return get(e.url + "/v1/workspaces/w/files/down.bin") }},
+		{name: "library-read", run: func() error {
+			d, err := e.local.Open(ctx, "w", "down.bin", httpapi.ReadRequest{Length: -1})
+			if err != nil {
+				return err
 			}
-			b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/(1<<20), "MiB/s")
-		})
+			_, err = io.Copy(io.Discard, d)
+			return errors.Join(err, d.Close())
+		}},
+		{name: "plain-download", run: func() error { return get(plain + "/down.bin") }},
 	}
+	round := func(n int, timed bool) {
+		for _, sides := range [][]*transfer{uploads, downloads} {
+			order := slices.Clone(sides)
+			if n%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, t := range order {
+				cpu, start := cpuTime(), time.Now()
+				must(b, t.run())
+				if timed {
+					t.wall += time.Since(start)
+					t.cpu += cpuTime() - cpu
+				}
+				if t.after != nil {
+					must(b, t.after())
+				}
+			}
+		}
+	}
+	round(1, false)
+	n := 0
+	for b.Loop() {
+		round(n, true)
+		n++
+	}
+	for _, sides := range [][]*transfer{uploads, downloads} {
+		base := sides[len(sides)-1]
+		for _, t := range sides {
+			b.ReportMetric(float64(n*size)/t.wall.Seconds()/(1<<20), t.name+"-MiB/s")
+			b.ReportMetric(t.cpu.Seconds()/float64(n), t.name+"-cpu-s/GiB")
+			if t != base {
+				b.ReportMetric(base.wall.Seconds()/t.wall.Seconds(), t.name+"/plain")
+			}
+		}
+	}
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // randReader yields incompressible, non-repeating bytes quickly.

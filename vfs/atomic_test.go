@@ -127,6 +127,69 @@ func TestWriteFileFromAtomic(t *testing.T) {
 	}
 }
 
+// TestWriteFileFromCommitsAhead: a long stream is chunked while it is
+// read (a commit ahead every 16 MiB, as for a handle, not a spill file
+// read back at the end), the file is all of it, and a stream that fails
+// after commits ahead (the reader, the quota) changes nothing and leaves
+// no upload intent held.
+func TestWriteFileFromCommitsAhead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, vfs.Options{Quota: meta.Quota{MaxBytes: 40 << 20}})
+	f := e.open(e.ws)
+	old := randBytes(7, 60_000)
+	must(t, f.WriteFile(ctx, "f", old, 0o644))
+	data := randBytes(8, 48<<20)
+	held := func() int {
+		n := 0
+		must(t, e.deps.Meta.View(ctx, func(tx meta.Tx) error {
+			return tx.Intents(func(in meta.Intent) error {
+				if !in.Released {
+					n++
+				}
+				return nil
+			})
+		}))
+		return n
+	}
+
+	heldAtEnd := -1
+	atEnd := readerFunc(func([]byte) (int, error) {
+		heldAtEnd = held()
+		return 0, io.EOF
+	})
+	n, err := f.WriteFileFrom(ctx, "g", io.MultiReader(bytes.NewReader(data[:36<<20]), atEnd), 0o644)
+	must(t, err)
+	if n != 36<<20 || heldAtEnd == 0 {
+		t.Fatalf("read %d bytes; %d intents held when the stream ended (none: nothing was committed ahead)", n, heldAtEnd)
+	}
+	got, err := f.ReadFile(ctx, "g")
+	must(t, err)
+	if !bytes.Equal(got, data[:36<<20]) {
+		t.Fatalf("file holds %d bytes, want the 36 MiB streamed", len(got))
+	}
+	must(t, f.Remove(ctx, "g"))
+	if n := held(); n != 0 {
+		t.Fatalf("%d upload intents held after the write", n)
+	}
+
+	before := vfstest.Dump(t, f)
+	boom := errors.New("boom")
+	_, err = f.WriteFileFrom(ctx, "f", io.MultiReader(bytes.NewReader(data[:36<<20]), errReader{boom}), 0o644)
+	if !errors.Is(err, boom) {
+		t.Fatalf("reader failure: %v", err)
+	}
+	_, err = f.WriteFileFrom(ctx, "f", bytes.NewReader(data), 0o644)
+	vfstest.IsPathErr(t, err, errdefs.ErrQuota)
+	vfstest.Equal(t, before, vfstest.Dump(t, f))
+	if n := held(); n != 0 {
+		t.Fatalf("%d upload intents held after failed writes", n)
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }

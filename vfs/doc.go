@@ -104,7 +104,8 @@
 // fails with that first error, so the file keeps the contents of its last
 // commit (a put over an existing file keeps the old bytes). Whole-file
 // writes are atomic: WriteFile and WriteFileFrom (streamed from an
-// io.Reader) replace the contents entirely or change nothing, and a
+// io.Reader, its bytes put to the content store every 16 MiB as a
+// handle's are) replace the contents entirely or change nothing, and a
 // refused new file is not created.
 //
 // # Quotas

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sync"
 
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
@@ -132,29 +131,6 @@ func (f *FS) replaceContent(ctx context.Context, op, name string, perm fs.FileMo
 	return f.releaseOnError(ctx, err, in)
 }
 
-// streamBuf is the read size of WriteFileFrom.
-const streamBuf = 256 << 10
-
-// streamBufs holds WriteFileFrom's read buffers between calls: a small
-// upload would otherwise allocate (and clear) 256 KiB for a few bytes.
-var streamBufs = sync.Pool{New: func() any { return new([streamBuf]byte) }}
-
-// fill reads into buf until it is full or r fails; a clean end of r is
-// io.EOF with the bytes read before it. Unlike io.ReadFull it keeps r's
-// own io.ErrUnexpectedEOF (an HTTP body whose connection broke) apart
-// from a short last read, so a stream cut short is a failure.
-func fill(r io.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		k, err := r.Read(buf[n:])
-		n += k
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
 // WriteFileFrom is WriteFile with the contents read from r until io.EOF,
 // streamed to the store (never held whole in memory), and returns the
 // number of bytes read. It is atomic like WriteFile: the file is replaced
@@ -191,36 +167,9 @@ func (f *FS) writeFileFrom(ctx context.Context, name string, r io.Reader, perm f
 	if err != nil {
 		return 0, err
 	}
-	d := f.d.Content.NewDraft(content.Manifest{})
-	defer d.Discard()
-	bp := streamBufs.Get().(*[streamBuf]byte)
-	defer streamBufs.Put(bp)
-	buf := bp[:]
-	var n int64
-	for {
-		k, rerr := fill(r, buf)
-		if k > 0 {
-			if room >= 0 && n+int64(k) > room {
-				return n + int64(k), &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: the file needs more than the %d bytes left of the %d-byte quota", errdefs.ErrQuota, room, f.quota.MaxBytes)}
-			}
-			if _, err := d.WriteAt(buf[:k], n); err != nil {
-				return n, &fs.PathError{Op: op, Path: name, Err: err}
-			}
-			n += int64(k)
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return n, &fs.PathError{Op: op, Path: name, Err: rerr}
-		}
-		if err := ctx.Err(); err != nil {
-			return n, &fs.PathError{Op: op, Path: name, Err: err}
-		}
-	}
-	m, inline, in, err := d.Commit(ctx)
+	n, m, inline, in, err := f.stream(ctx, op, name, r, room)
 	if err != nil {
-		return n, &fs.PathError{Op: op, Path: name, Err: err}
+		return n, err
 	}
 	return n, f.replaceContent(ctx, op, name, perm, m, inline, in, cond)
 }
