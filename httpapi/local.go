@@ -612,7 +612,7 @@ func (l *Local) Remove(ctx context.Context, state, p string, recursive bool) err
 	}
 	return l.mutate(ctx, state, "remove", map[string]any{"path": p, "recursive": recursive}, []string{p}, func(ctx context.Context, f *vfs.FS) error {
 		if !recursive {
-			return hinted(ctx, f, f.Remove(ctx, p))
+			return hinted(ctx, f, f.Remove(committing(ctx, p), p))
 		}
 		if _, err := f.Lstat(ctx, p); err != nil {
 			return hinted(ctx, f, err)
@@ -643,7 +643,7 @@ func (l *Local) Mkdir(ctx context.Context, state, p string, parents bool) error 
 		if parents {
 			return f.MkdirAll(ctx, p, 0o755)
 		}
-		return f.Mkdir(ctx, p, 0o755)
+		return f.Mkdir(committing(ctx, p), p, 0o755)
 	})
 }
 

@@ -284,10 +284,12 @@ type commitHookKey struct{}
 //
 // fn runs once per transaction that carries it and may run again if that
 // transaction fails: it writes only through the Tx. It suits an operation
-// that commits one mutation (WriteFile, WriteFileFrom, Mkdir, Remove,
-// Rename…): one that commits several (MkdirAll, RemoveAll, a handle's
-// writes) carries fn on its first only. An operation that changes nothing
-// commits nothing and never runs fn.
+// that commits one mutation (WriteFile, WriteFileFrom, Mkdir, Remove, a
+// Batch): one that commits several (MkdirAll, RemoveAll, a handle's
+// writes) carries fn on its first only, and so does one that hydrates a
+// lazy file under the same context before its own mutation (Rename or
+// OpenFile of a stub). An operation that changes nothing commits nothing
+// and never runs fn.
 func WithCommit(ctx context.Context, fn func(meta.Tx) error, done func()) context.Context {
 	if done == nil {
 		done = func() {}
