@@ -3,6 +3,7 @@ package pgmeta
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -217,46 +218,57 @@ func retryWait(attempt int) time.Duration {
 	return time.Millisecond/4 + rand.N(time.Millisecond<<min(attempt-1, 7))
 }
 
-// barrierKey is the key of the transaction advisory lock every Update
-// holds shared and meta.GCTx.CollectionClock takes exclusive (the first 8
-// bytes of "fks-barr"; meta.Locker's keys are 32-bit hashes).
-const barrierKey int64 = 0x666b732d62617272
-
-var (
-	qUpdating = fmt.Sprintf(`SELECT pg_advisory_xact_lock_shared(%d)`, barrierKey)
-	qBarrier  = fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, barrierKey)
+// The collection barrier (docs/decisions/018): every Update holds a
+// transaction advisory lock shared from its start (qBegin, one round trip
+// with BEGIN), and meta.GCTx.CollectionClock takes it exclusive (qBarrier)
+// before it reads the clock, so it waits for the Updates in flight and
+// holds back new ones until it commits. The key is the first 8 bytes of
+// "fks-barr", outside meta.Locker's 32-bit hashes.
+const (
+	qBegin   = `BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(7380119053137965682)`
+	qBarrier = `SELECT pg_advisory_xact_lock(7380119053137965682)`
 )
 
 // updateOnce runs fn in one transaction and commits it if fn succeeds.
+// The transaction is begun by hand on a pooled connection (qBegin), so
+// that taking the barrier costs no round trip of its own.
 func (s *Store) updateOnce(ctx context.Context, fn func(meta.Tx) error) (err error) {
-	sqlTx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
+		return fmt.Errorf("begin transaction: %w", translate(err))
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, qBegin); err != nil {
+		discard(conn)
 		return fmt.Errorf("begin transaction: %w", translate(err))
 	}
 	committed := false
 	defer func() {
-		if !committed {
-			sqlTx.Rollback()
+		if committed {
+			return
+		}
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+			discard(conn)
 		}
 	}()
-	// Every Update holds the collection barrier shared, so that the
-	// collector's clock read (qBarrier, exclusive) waits for those in
-	// flight: a write stamped before its T0 commits before its snapshot.
-	if _, err := sqlTx.ExecContext(ctx, qUpdating); err != nil {
-		return fmt.Errorf("begin transaction: %w", translate(err))
-	}
-	t := sqltx.New(ctx, sqltx.Queries(sqlTx), translate, false)
+	t := sqltx.New(ctx, sqltx.Queries(conn), translate, false)
 	t.SetBarrier(qBarrier)
 	err = fn(t)
 	t.Finish()
 	if err != nil {
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("commit transaction: %w", translate(err))
 	}
 	committed = true
 	return nil
+}
+
+// discard keeps conn, whose transaction may be left open, out of the pool:
+// database/sql closes a connection that reports driver.ErrBadConn.
+func discard(conn *sql.Conn) {
+	conn.Raw(func(any) error { return driver.ErrBadConn })
 }
 
 // GetNode implements meta.Store with one query outside any transaction.

@@ -20,33 +20,41 @@ type Stmt interface {
 	QueryRowContext(ctx context.Context, args ...any) *sql.Row
 }
 
+// Queryer runs query texts: a *sql.Tx, or a *sql.Conn in a transaction
+// its owner began with a statement of its own.
+type Queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // Queries is the StmtSource of a transaction whose driver caches prepared
 // statements per connection itself (pgx does): each statement runs its
-// query text on tx.
-func Queries(tx *sql.Tx) StmtSource { return txSource{tx} }
+// query text on q.
+func Queries(q Queryer) StmtSource { return txSource{q} }
 
-type txSource struct{ tx *sql.Tx }
+type txSource struct{ q Queryer }
 
 func (s txSource) Stmt(_ context.Context, query string) (Stmt, error) {
-	return txStmt{tx: s.tx, query: query}, nil
+	return txStmt{q: s.q, query: query}, nil
 }
 
 // txStmt runs its query on a transaction.
 type txStmt struct {
-	tx    *sql.Tx
+	q     Queryer
 	query string
 }
 
 func (s txStmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
-	return s.tx.ExecContext(ctx, s.query, args...)
+	return s.q.ExecContext(ctx, s.query, args...)
 }
 
 func (s txStmt) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
-	return s.tx.QueryContext(ctx, s.query, args...)
+	return s.q.QueryContext(ctx, s.query, args...)
 }
 
 func (s txStmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
-	return s.tx.QueryRowContext(ctx, s.query, args...)
+	return s.q.QueryRowContext(ctx, s.query, args...)
 }
 
 // StmtCache prepares each query once on db (a pool or one pinned
