@@ -150,7 +150,7 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte, durable bool) 
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = writePieces(f, data)
 	if err == nil {
 		if durable {
 			err = f.Sync()
@@ -178,6 +178,26 @@ func (s *Store) writeTemp(final string, id cas.Hash, data []byte, durable bool) 
 	// The leaf directory may be one a deferred put created: its entry
 	// must be durable too.
 	return s.Sync(context.Background())
+}
+
+// writePiece is the most writePieces hands write(2) at once.
+const writePiece = 256 << 10
+
+// writePieces writes data to f in writes of at most writePiece bytes. On
+// the Linux VM the benchmarks run on, a blob written in one 4 MiB write
+// and then started on its way to disk cost 2–5 times the CPU of 256 KiB
+// writes (0.8–2.8 s/GiB against 0.4–0.5 with the fsyncs, most of it
+// inside write(2)) at a fraction of the throughput; the likely cause is
+// the page cache taking larger pieces of memory for a larger write.
+func writePieces(f *os.File, data []byte) error {
+	for len(data) > 0 {
+		n := min(len(data), writePiece)
+		if _, err := f.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
 }
 
 // addUnsynced adds a blob file to those the next Sync makes durable.
