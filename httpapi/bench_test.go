@@ -188,7 +188,7 @@ func BenchmarkSmallFile(b *testing.B) {
 // removes its temp file, so every upload stores all of its chunks into
 // recycled page cache. Reported per side: MiB/s, the process's CPU time
 // (client and server) per GiB, and the REST and library sides' throughput
-// against the plain server's. Run with -benchtime 3x.
+// against the plain server's. Run with -benchtime 2x (two rounds) or more.
 func BenchmarkLargeFile(b *testing.B) {
 	const size = 1 << 30
 	e := newEnv(b)
