@@ -241,20 +241,23 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 				hashes = append(hashes, nil)
 				continue
 			}
+			// A commit ahead does not decide the end of the last run:
+			// bytes may follow it.
+			final := !l.ahead || r.end < l.size
 			for pos := r.off; pos < r.end; {
 				for ci < len(clean) && clean[ci].off < pos {
 					ci++
 				}
 				if ci < len(clean) && clean[ci].off == pos {
 					c := clean[ci]
-					if end := pos + c.ext.Size; end < r.end && !c.lastOfRun || end == r.end {
+					if end := pos + c.ext.Size; end < r.end && !c.lastOfRun || end == r.end && final {
 						exts = append(exts, c.ext)
 						hashes = append(hashes, nil)
 						pos = end
 						continue
 					}
 				}
-				v, n, err := nextChunk(ctx, l.src, p, pos, r.end, !l.ahead || r.end < l.size)
+				v, n, err := nextChunk(ctx, l.src, p, pos, r.end, final)
 				if err != nil {
 					return err
 				}

@@ -158,3 +158,31 @@ func fresh(data []byte) []int64 {
 	}
 	return out
 }
+
+// TestCommitAheadLeavesTheLastChunkOpen: a commit ahead of a draft whose
+// last chunk is an unchanged base chunk ending at the end of the file
+// does not store that chunk as decided (the next bytes may move its
+// end), so a file grown after it chunks as it would afresh. (It stored
+// it: the file then kept a cut at its old end.)
+func TestCommitAheadLeavesTheLastChunkOpen(t *testing.T) {
+	e := newEnv(t, content.Options{Params: small, InlineMax: 1})
+	data := randomBytes(0, 3000)
+	d := e.store.NewDraft(e.write(t, data))
+	defer d.Discard()
+	mustWrite(t, d, data[:1], 0) // dirty, unchanged bytes
+	ahead, _, _, err := d.CommitAhead(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ahead.Size == int64(len(data)) {
+		t.Fatalf("commit ahead stored all %d bytes, the last chunk's end included", ahead.Size)
+	}
+	if err := d.Truncate(3030); err != nil {
+		t.Fatal(err)
+	}
+	m := e.commit(t, d)
+	want := e.write(t, append(data, make([]byte, 30)...))
+	if len(m.Extents) != len(want.Extents) || m.Extents[len(m.Extents)-1] != want.Extents[len(want.Extents)-1] {
+		t.Fatalf("grown after a commit ahead: %d extents ending %+v, fresh chunking %d ending %+v", len(m.Extents), m.Extents[len(m.Extents)-1], len(want.Extents), want.Extents[len(want.Extents)-1])
+	}
+}
