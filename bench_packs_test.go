@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/forkspace/forkspace"
-	"github.com/forkspace/forkspace/blob/s3blob"
-	"github.com/forkspace/forkspace/internal/s3client"
 	"github.com/forkspace/forkspace/internal/s3test"
 	"github.com/forkspace/forkspace/vfs"
 )
@@ -46,10 +44,7 @@ func BenchmarkPacks(b *testing.B) {
 					prefix++
 					dir := b.TempDir()
 					open := func() *forkspace.Store {
-						bs, err := s3blob.Open(s3blob.Options{
-							Bucket: "bench", Prefix: fmt.Sprintf("packs-%d", prefix), Endpoint: v.Direct, PathStyle: true, Region: s3test.Region,
-							Credentials: &s3client.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
-						})
+						bs, err := versityBlobs(v.Direct, "bench", fmt.Sprintf("packs-%d", prefix))
 						if err != nil {
 							b.Fatal(err)
 						}

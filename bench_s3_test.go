@@ -10,8 +10,6 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/blob"
-	"github.com/forkspace/forkspace/blob/s3blob"
-	"github.com/forkspace/forkspace/internal/s3client"
 	"github.com/forkspace/forkspace/internal/s3test"
 )
 
@@ -37,10 +35,7 @@ func BenchmarkBlobStores(b *testing.B) {
 		{"file", func(*testing.B) blob.Store { return nil }},
 		{"s3", func(b *testing.B) blob.Store {
 			n++
-			s, err := s3blob.Open(s3blob.Options{
-				Bucket: "bench", Prefix: fmt.Sprintf("run-%d", n), Endpoint: v.Direct, PathStyle: true, Region: s3test.Region,
-				Credentials: &s3client.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
-			})
+			s, err := versityBlobs(v.Direct, "bench", fmt.Sprintf("run-%d", n))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -11,10 +11,8 @@ import (
 	"testing"
 
 	"github.com/forkspace/forkspace"
-	"github.com/forkspace/forkspace/blob/s3blob"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/gc"
-	"github.com/forkspace/forkspace/internal/s3client"
 	"github.com/forkspace/forkspace/internal/s3test"
 )
 
@@ -28,10 +26,7 @@ func TestPacksOnS3(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	open := func() *forkspace.Store {
-		b, err := s3blob.Open(s3blob.Options{
-			Bucket: "packs", Prefix: "p", Endpoint: v.URL, PathStyle: true, Region: s3test.Region,
-			Credentials: &s3client.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
-		})
+		b, err := versityBlobs(v.URL, "packs", "p")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,9 +17,7 @@ import (
 	"testing"
 
 	"github.com/forkspace/forkspace"
-	"github.com/forkspace/forkspace/blob/s3blob"
 	"github.com/forkspace/forkspace/internal/pgtest"
-	"github.com/forkspace/forkspace/internal/s3client"
 	"github.com/forkspace/forkspace/internal/s3test"
 	"github.com/forkspace/forkspace/meta/pgmeta"
 )
@@ -136,10 +134,7 @@ func passOptions(tb testing.TB, o forkspace.Options) (forkspace.Options, error) 
 	if err != nil {
 		return o, fmt.Errorf("second pass: %w", err)
 	}
-	bs, err := s3blob.Open(s3blob.Options{
-		Bucket: secondPassBucket, Prefix: prefix, Endpoint: endpoint, PathStyle: true, Region: s3test.Region,
-		Credentials: &s3client.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
-	})
+	bs, err := versityBlobs(endpoint, secondPassBucket, prefix)
 	if err != nil {
 		m.Close()
 		return o, fmt.Errorf("second pass: %w", err)

@@ -43,10 +43,7 @@ func (fx *sharedFixture) open(t testing.TB) *forkspace.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s3blob.Open(s3blob.Options{
-		Bucket: "shared", Prefix: fx.prefix, Endpoint: fx.s3.Direct, PathStyle: true, Region: s3test.Region,
-		Credentials: &s3client.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
-	})
+	b, err := versityBlobs(fx.s3.Direct, "shared", fx.prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +53,15 @@ func (fx *sharedFixture) open(t testing.TB) *forkspace.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// versityBlobs opens the blob store under prefix in bucket of the S3
+// server at endpoint (versitygw, with s3test's credentials).
+func versityBlobs(endpoint, bucket, prefix string) (*s3blob.Store, error) {
+	return s3blob.Open(s3blob.Options{
+		Bucket: bucket, Prefix: prefix, Endpoint: endpoint, PathStyle: true, Region: s3test.Region,
+		Credentials: &s3client.Credentials{AccessKeyID: s3test.AccessKey, SecretAccessKey: s3test.SecretKey},
+	})
 }
 
 // eventually waits up to 20 s for cond, which another process's

@@ -34,6 +34,7 @@ type Draft struct {
 	baseCut, baseHeld bool
 	wins              []*[windowBytes]byte // the last commit's windows, for the next
 	log               dirtyLog
+	kept              int64 // bytes of log the last commit kept (the undecided tail)
 	closed            bool
 	err               error // a bad base: reads and Commit fail with it
 }
@@ -68,6 +69,12 @@ func (d *Draft) Dirty() bool {
 // Buffered returns how many written bytes the draft holds (in memory or
 // spilled) since NewDraft or the last Commit.
 func (d *Draft) Buffered() int64 { return d.log.size }
+
+// BufferedSinceCommit returns how many of the buffered bytes were written
+// since the last commit, ahead or not: Buffered less the undecided tail
+// that commit kept. A writer committing ahead every N bytes compares it
+// with N, so a kept tail never triggers the next commit by itself.
+func (d *Draft) BufferedSinceCommit() int64 { return d.log.size - d.kept }
 
 // Base returns the manifest the draft's unwritten bytes come from.
 func (d *Draft) Base() Manifest { return d.base }
@@ -225,6 +232,7 @@ func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, i
 	case !d.Dirty():
 		d.baseHeld = false // the caller records the base and lets its intents go
 		d.log.reset()      // and the memory a commit ahead kept
+		d.kept = 0
 		d.releaseWindows()
 		return d.base, nil, nil, nil
 	}
@@ -301,6 +309,7 @@ func (d *Draft) commit(ctx context.Context, ahead bool) (Manifest, []meta.Object
 		d.releaseWindows()
 	}
 	d.base, d.baseLimit, d.baseEnds, d.baseCut, d.baseHeld = m, m.Size, nil, ahead, ahead
+	d.kept = d.log.size
 	d.spans = nil
 	if len(rest) > 0 {
 		d.spans = []span{{off: m.Size, n: int64(len(rest))}}

@@ -66,7 +66,6 @@ type File struct {
 	m       content.Manifest // last committed contents seen
 	draft   *content.Draft   // buffered writes (nil until the first)
 	pending *commitState     // committed bytes not yet recorded
-	aheadAt int64            // draft bytes kept by the last commit ahead
 	dir     []fs.DirEntry    // entries left to ReadDir (directories)
 	dirRead bool
 }
@@ -416,7 +415,7 @@ func (h *File) writeAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return n, h.pathErr("write", err)
 	}
-	if h.draft.Buffered() >= h.aheadAt+commitAhead {
+	if h.draft.BufferedSinceCommit() >= commitAhead {
 		if err := h.commitDraft(true); err != nil {
 			return n, h.pathErr("write", err)
 		}
@@ -448,9 +447,6 @@ func (h *File) commitDraft(ahead bool) error {
 	if err != nil {
 		return err
 	}
-	// What a commit ahead kept (less than a chunk; more only with
-	// chunks larger than commitAhead) waits for commitAhead new bytes.
-	h.aheadAt = h.draft.Buffered()
 	next := &commitState{m: m, inline: inline, intents: in}
 	if h.pending != nil {
 		next.intents = append(next.intents, h.pending.intents...)

@@ -29,7 +29,6 @@ func (f *FS) stream(ctx context.Context, op, name string, r io.Reader, room int6
 	bp := streamBufs.Get().(*[streamBuf]byte)
 	defer streamBufs.Put(bp)
 	buf := bp[:]
-	aheadAt := int64(0)
 	for {
 		k, rerr := fill(r, buf)
 		if k > 0 {
@@ -50,13 +49,12 @@ func (f *FS) stream(ctx context.Context, op, name string, r io.Reader, room int6
 		if err := ctx.Err(); err != nil {
 			return n, m, nil, in, err
 		}
-		if d.Buffered() >= aheadAt+commitAhead {
+		if d.BufferedSinceCommit() >= commitAhead {
 			_, _, held, err := d.CommitAhead(ctx)
 			if err != nil {
 				return n, m, nil, in, err
 			}
 			in = append(in, held...)
-			aheadAt = d.Buffered()
 		}
 	}
 	m, inline, held, err := d.Commit(ctx)
