@@ -130,7 +130,8 @@ func TestWriteFileFromAtomic(t *testing.T) {
 // TestWriteFileFromCommitsAhead: a long stream is chunked while it is
 // read (a commit ahead every 16 MiB, as for a handle, not a spill file
 // read back at the end), the file is all of it, and a stream that fails
-// after commits ahead (the reader, the quota) changes nothing and leaves
+// after commits ahead (the reader, the quota, a cancelled context, with a
+// commit ahead running beside the reading) changes nothing and leaves
 // no upload intent held.
 func TestWriteFileFromCommitsAhead(t *testing.T) {
 	ctx := context.Background()
@@ -180,6 +181,16 @@ func TestWriteFileFromCommitsAhead(t *testing.T) {
 	}
 	_, err = f.WriteFileFrom(ctx, "f", bytes.NewReader(data), 0o644)
 	vfstest.IsPathErr(t, err, errdefs.ErrQuota)
+	// Cancelled while a commit ahead runs beside the reading.
+	cctx, cancel := context.WithCancel(ctx)
+	cancelAt := readerFunc(func([]byte) (int, error) {
+		cancel()
+		return 0, io.EOF // on to the next reader
+	})
+	_, err = f.WriteFileFrom(cctx, "f", io.MultiReader(bytes.NewReader(data[:20<<20]), cancelAt, bytes.NewReader(data[20<<20:30<<20])), 0o644)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled stream: %v", err)
+	}
 	vfstest.Equal(t, before, vfstest.Dump(t, f))
 	if n := held(); n != 0 {
 		t.Fatalf("%d upload intents held after failed writes", n)
