@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/httpapi"
 )
 
@@ -28,7 +29,11 @@ const subscribers = 1000
 // per-subscriber channels, with no store behind it. Both sets of
 // subscribers stay connected and each iteration sends one event through
 // each, in turn. The REST write's own duration is reported beside
-// (rest-write-p50-ms…). Run with -benchtime=100x.
+// (rest-write-p50-ms…), and the time from its start to the event's
+// publication by the feed (rest-publish-p50-ms…: an audit listener
+// registered after the feed's). Each side's CPU time per event, server
+// and subscribers together, is rest-cpu-ms and plain-cpu-ms. Run with
+// -benchtime=100x.
 func BenchmarkFeedLatency(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
@@ -48,22 +53,30 @@ func BenchmarkFeedLatency(b *testing.B) {
 		}},
 		{"plain-", newFanout(b, plain.URL), func(name string) error { hub.send(name); return nil }},
 	}
-	var writes latencies
+	var writes, published latencies
+	e.st.AuditLog().OnRecord(func(audit.Entry) { published.add(time.Since(sides[0].fl.sent)) })
+	cpu := make([]time.Duration, len(sides))
+	n := 0
 	for i := 0; b.Loop(); i++ {
-		for _, sd := range sides {
+		for j, sd := range sides {
 			name := fmt.Sprintf("e%d", i)
+			start := cpuTime()
 			sd.fl.expect(name)
 			must(b, sd.write(name))
 			if sd.name == "rest-" {
 				writes.add(time.Since(sd.fl.sent))
 			}
 			sd.fl.wait(b)
+			cpu[j] += cpuTime() - start
 		}
+		n++
 	}
-	for _, sd := range sides {
+	for j, sd := range sides {
 		sd.fl.lat.report(b, sd.name)
+		b.ReportMetric(float64(cpu[j])/1e6/float64(n), sd.name+"cpu-ms")
 	}
 	writes.report(b, "rest-write-")
+	published.report(b, "rest-publish-")
 }
 
 // fanout holds the subscribers of one stream and times each event's
