@@ -187,17 +187,18 @@ func (flt Filter) near(e *Event) bool {
 		(flt.Path == "" || flt.Path == "." || Touches(*e, flt.Path))
 }
 
-// match applies flt.Match to es in place.
-func (flt Filter) match(es []Event) []Event {
+// match applies flt.Match to es[from:] in place.
+func (flt Filter) match(es []Event, from int) []Event {
 	if flt.Match == nil {
 		return es
 	}
-	kept := es[:0]
-	for _, e := range es {
+	kept := es[:from]
+	for _, e := range es[from:] {
 		if flt.Match(e) {
 			kept = append(kept, e)
 		}
 	}
+	clear(es[len(kept):])
 	return kept
 }
 
@@ -255,29 +256,38 @@ func (c *Cursor) Seq() int64 { return c.pos }
 // there are none it returns a channel closed once there may be more.
 // It fails with ErrTooOld when the cursor fell behind a pruning.
 func (c *Cursor) Poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
+	return c.PollAppend(ctx, nil)
+}
+
+// PollAppend is Poll appending the events to dst and returning the
+// extended slice (dst itself, with its length, when there are none): a
+// subscriber that passes the same buffer each time allocates nothing
+// for events in memory.
+func (c *Cursor) PollAppend(ctx context.Context, dst []Event) ([]Event, <-chan struct{}, error) {
 	f := c.f
+	n := len(dst)
 	for {
 		f.mu.RLock()
 		last, covered, wake := f.last, f.covered, f.wake
 		if c.pos >= last {
 			f.mu.RUnlock()
-			return nil, wake, nil
+			return dst, wake, nil
 		}
 		if c.pos >= covered {
-			es := c.fromRing()
+			dst = c.fromRing(dst)
 			f.mu.RUnlock()
-			if es = c.flt.match(es); len(es) > 0 {
-				return es, nil, nil
+			if dst = c.flt.match(dst, n); len(dst) > n {
+				return dst, nil, nil
 			}
 			continue
 		}
 		f.mu.RUnlock()
 		es, pruned, err := f.log.Forward(ctx, audit.Filter{After: c.pos, WorkspaceID: c.flt.WorkspaceID, Limit: f.opts.Page})
 		if err != nil {
-			return nil, nil, fmt.Errorf("read the change feed: %w", err)
+			return dst, nil, fmt.Errorf("read the change feed: %w", err)
 		}
 		if pruned > c.pos {
-			return nil, nil, fmt.Errorf("read the change feed after %d (pruned to %d): %w", c.pos, pruned, ErrTooOld)
+			return dst, nil, fmt.Errorf("read the change feed after %d (pruned to %d): %w", c.pos, pruned, ErrTooOld)
 		}
 		// Everything up to last was committed before the read, so a short
 		// page means none of it is left (and it may hold later ones).
@@ -288,36 +298,34 @@ func (c *Cursor) Poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
 		if len(es) > 0 {
 			next = max(next, es[len(es)-1].Seq)
 		}
-		kept := es[:0]
 		for i := range es {
 			if c.flt.near(&es[i]) {
-				kept = append(kept, es[i])
+				dst = append(dst, es[i])
 			}
 		}
-		kept = c.flt.match(kept)
+		dst = c.flt.match(dst, n)
 		c.pos = max(next, c.pos)
-		if len(kept) > 0 {
-			return kept, nil, nil
+		if len(dst) > n {
+			return dst, nil, nil
 		}
 	}
 }
 
-// fromRing copies the events after pos that are near the filter (at most
-// a page) and moves pos past what it looked at. The caller holds f.mu's read lock and has
-// checked covered <= pos < last.
-func (c *Cursor) fromRing() []Event {
+// fromRing appends to dst the events after pos that are near the filter
+// (at most a page) and moves pos past what it looked at. The caller
+// holds f.mu's read lock and has checked covered <= pos < last.
+func (c *Cursor) fromRing(dst []Event) []Event {
 	f := c.f
 	at := func(i int) *Event { return &f.ring[(f.start+i)%len(f.ring)] }
 	i := sort.Search(f.n, func(i int) bool { return at(i).Seq > c.pos })
-	var es []Event
-	for ; i < f.n && len(es) < f.opts.Page; i++ {
+	for n := len(dst); i < f.n && len(dst)-n < f.opts.Page; i++ {
 		e := at(i)
 		c.pos = e.Seq
 		if c.flt.near(e) {
-			es = append(es, *e)
+			dst = append(dst, *e)
 		}
 	}
-	return es
+	return dst
 }
 
 // Next returns the next events, waiting for some until ctx is done (its

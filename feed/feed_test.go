@@ -68,12 +68,25 @@ func collect(ctx context.Context, c *feed.Cursor, seq int64) ([]int64, error) {
 }
 
 // collectLive reads c as events come until stop is closed and c went
-// past everything published by then.
-func collectLive(ctx context.Context, c *feed.Cursor, stop <-chan struct{}) ([]int64, error) {
+// past everything published by then; with reuse it polls into one
+// buffer (PollAppend), which the previous batch is cleared from.
+func collectLive(ctx context.Context, c *feed.Cursor, stop <-chan struct{}, reuse bool) ([]int64, error) {
 	var got []int64
+	var buf []feed.Event
 	stopped := false
 	for {
-		es, wake, err := c.Poll(ctx)
+		var (
+			es   []feed.Event
+			wake <-chan struct{}
+			err  error
+		)
+		if reuse {
+			clear(buf[:cap(buf)])
+			buf, wake, err = c.PollAppend(ctx, buf[:0])
+			es = buf
+		} else {
+			es, wake, err = c.Poll(ctx)
+		}
 		if err != nil {
 			return got, err
 		}
@@ -149,7 +162,7 @@ func TestFeedMatchesLog(t *testing.T) {
 				if !s.slow {
 					// Reads as the writers write.
 					go func() {
-						got, err := collectLive(t.Context(), c, stop)
+						got, err := collectLive(t.Context(), c, stop, i%4 == 1)
 						results[i] <- result{got, err}
 					}()
 				}
@@ -201,6 +214,50 @@ func TestFeedMatchesLog(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPollAppend: PollAppend appends the events Poll would return after
+// what dst holds, filters only what it appends, and returns dst as it
+// was when there is nothing new, from the ring and from the database.
+func TestPollAppend(t *testing.T) {
+	log := audit.NewLog(memmeta.New())
+	for range 3 {
+		record(t, log, "w") // before the feed: read from the database
+	}
+	f := newFeed(t, log, feed.Options{})
+	c, err := f.Subscribe(t.Context(), 0, feed.Filter{Match: func(e feed.Event) bool { return e.Seq != 2 && e.Seq != 5 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := feed.Event{Tool: "mine", Seq: 2} // the filter would drop it
+	seqs := func(es []feed.Event) []int64 {
+		var out []int64
+		for _, e := range es {
+			out = append(out, e.Seq)
+		}
+		return out
+	}
+	buf := make([]feed.Event, 1, 1) // full: the first append grows it
+	buf[0] = prefix
+	buf, wake, err := c.PollAppend(t.Context(), buf)
+	if err != nil || wake != nil || !slices.Equal(seqs(buf), []int64{2, 1, 3}) || buf[0].Tool != "mine" {
+		t.Fatalf("from the database: %v %v, wake %v, err %v", seqs(buf), buf[0].Tool, wake, err)
+	}
+	buf, wake, err = c.PollAppend(t.Context(), buf[:1])
+	if err != nil || wake == nil || !slices.Equal(seqs(buf), []int64{2}) {
+		t.Fatalf("nothing new: %v, wake %v, err %v", seqs(buf), wake, err)
+	}
+	for range 3 {
+		record(t, log, "w") // 4 to 6, in the ring
+	}
+	<-wake
+	buf, _, err = c.PollAppend(t.Context(), buf[:1])
+	if err != nil || !slices.Equal(seqs(buf), []int64{2, 4, 6}) || buf[0].Tool != "mine" {
+		t.Fatalf("from the ring: %v, err %v", seqs(buf), err)
+	}
+	if c.Seq() != 6 {
+		t.Errorf("Seq %d after the ring, want 6", c.Seq())
 	}
 }
 

@@ -158,8 +158,16 @@ var errClientGone = errors.New("the client went")
 // send writes the events of es as they come until ctx is done or a read
 // fails (its error).
 func (s *Server) send(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, es EventStream) error {
+	as, _ := es.(appendStream)
+	var batch []Event
 	for {
-		batch, err := es.Next(ctx)
+		var err error
+		if as != nil {
+			clear(batch)
+			batch, err = as.appendNext(ctx, batch[:0])
+		} else {
+			batch, err = es.Next(ctx)
+		}
 		if err != nil {
 			return err
 		}
@@ -217,6 +225,7 @@ type localStream struct {
 	last   int64
 	finite bool // LocalOptions.FiniteEvents
 	names  *workspaceNames
+	buf    []feed.Event // the cursor's, reused by each call
 }
 
 func (s *localStream) Seq() int64   { return s.c.Seq() }
@@ -224,33 +233,43 @@ func (s *localStream) Last() int64  { return s.last }
 func (s *localStream) Close() error { return nil }
 
 func (s *localStream) Next(ctx context.Context) ([]Event, error) {
-	var es []feed.Event
+	return s.appendNext(ctx, nil)
+}
+
+// appendStream is an EventStream that appends its next events to a
+// buffer its reader reuses (the server's streams: a thousand subscribers
+// would each allocate a batch per event).
+type appendStream interface {
+	appendNext(ctx context.Context, dst []Event) ([]Event, error)
+}
+
+var _ appendStream = (*localStream)(nil)
+
+// appendNext is Next appending to dst.
+func (s *localStream) appendNext(ctx context.Context, dst []Event) ([]Event, error) {
 	for {
-		var (
-			wake <-chan struct{}
-			err  error
-		)
-		es, wake, err = s.c.Poll(ctx)
+		es, wake, err := s.c.PollAppend(ctx, s.buf[:0])
+		s.buf = es
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		if len(es) > 0 {
 			break
 		}
 		if s.finite && s.c.Seq() >= s.last {
-			return nil, io.EOF
+			return dst, io.EOF
 		}
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return dst, ctx.Err()
 		}
 	}
-	out := make([]Event, len(es))
-	for i, e := range es {
-		out[i] = Event{Entry: e, Workspace: s.names.name(ctx, e.WorkspaceID)}
+	for _, e := range s.buf {
+		dst = append(dst, Event{Entry: e, Workspace: s.names.name(ctx, e.WorkspaceID)})
 	}
-	return out, nil
+	clear(s.buf) // the events stay the feed's
+	return dst, nil
 }
 
 // Events subscribes to the changes of workspace ws ("" every workspace)
@@ -300,6 +319,8 @@ type workspaceNames struct {
 	l      *Local
 	scoped bool              // names only what the token reaches
 	names  map[string]string // "" for IDs of no visible workspace
+
+	lastID, lastName string // the last name asked for: a workspace's stream asks for one
 }
 
 // name returns the name of workspace id ("" when it is gone, or not
@@ -308,9 +329,19 @@ func (n *workspaceNames) name(ctx context.Context, id string) string {
 	if id == "" {
 		return ""
 	}
-	if name, ok := n.names[id]; ok {
-		return name
+	if id == n.lastID {
+		return n.lastName
 	}
+	name, ok := n.names[id]
+	if !ok {
+		name = n.read(ctx, id)
+	}
+	n.lastID, n.lastName = id, name
+	return name
+}
+
+// read reads the catalog again for the name of the new id.
+func (n *workspaceNames) read(ctx context.Context, id string) string {
 	if n.names == nil {
 		n.names = map[string]string{}
 	}

@@ -91,6 +91,39 @@ func TestEvents(t *testing.T) {
 	})
 }
 
+// TestEventsBatchesStay: a batch Next returned stays as it was after
+// later calls (the server's streams reuse their buffers; Next's callers
+// own what it returns), with each event's workspace name.
+func TestEventsBatchesStay(t *testing.T) {
+	both(t, func(t *testing.T, e *env, api httpapi.API) {
+		ctx := t.Context()
+		for _, name := range []string{"a", "b"} {
+			_, err := api.CreateWorkspace(ctx, httpapi.CreateRequest{Name: name})
+			must(t, err)
+		}
+		all, err := api.Events(ctx, "", "", httpapi.Now)
+		must(t, err)
+		defer all.Close()
+		var batches [][]httpapi.Event
+		var want []string
+		for i := range 6 {
+			ws := []string{"a", "b"}[i%2]
+			name := fmt.Sprintf("f%d", i)
+			_, err := api.Write(ctx, ws, name, strings.NewReader("x"), httpapi.WriteRequest{})
+			must(t, err)
+			want = append(want, ws+" rest.write "+name)
+			batches = append(batches, nextN(t, all, 1))
+		}
+		var got []httpapi.Event
+		for _, b := range batches {
+			got = append(got, b...)
+		}
+		if got := tools(got); !slices.Equal(got, want) {
+			t.Errorf("batches after the last call: %q, want %q", got, want)
+		}
+	})
+}
+
 // TestEventsTooOld: a start the feed pruned past, or past the newest
 // event, is ErrTooOld (410 too_old) on both sides; a malformed one is
 // 400.
