@@ -8,6 +8,8 @@
 // the last event it went past. It pulls events from the ring, or from the
 // database a page at a time when it is further behind, so a slow
 // subscriber delays nobody: there are no per-subscriber queues to fill.
+// A waiting cursor is woken by the events it may keep: a workspace's
+// cursor by that workspace's, a store-wide one by every event.
 //
 //	c, err := f.Subscribe(ctx, lastSeen, feed.Filter{WorkspaceID: id})
 //	for {

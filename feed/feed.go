@@ -57,6 +57,14 @@ type Feed struct {
 	covered int64 // the ring holds every entry with covered < Seq <= last
 	last    int64
 	wake    chan struct{} // closed and replaced when last moves
+
+	// wakeWS holds the channels of the waiting cursors that follow one
+	// workspace, each closed and removed when an event of its workspace
+	// is published: an event wakes its workspace's subscribers and the
+	// store-wide ones, not a thousand subscribers of other workspaces.
+	// Taken under mu (read or write), never the other way round.
+	wmu    sync.Mutex
+	wakeWS map[string]chan struct{}
 }
 
 // New returns the feed of log: it hears of every entry log records from
@@ -76,7 +84,8 @@ func New(ctx context.Context, log *audit.Log, opts Options) (*Feed, error) {
 		return nil, fmt.Errorf("change feed: %w", err)
 	}
 	f := &Feed{log: log, opts: opts, lg: opts.Logger.With("component", "feed"),
-		ring: make([]Event, opts.Ring), covered: newest, last: newest, wake: make(chan struct{})}
+		ring: make([]Event, opts.Ring), covered: newest, last: newest, wake: make(chan struct{}),
+		wakeWS: map[string]chan struct{}{}}
 	log.OnRecord(f.recorded)
 	return f, nil
 }
@@ -101,11 +110,13 @@ func (f *Feed) recorded(e Event) {
 		return
 	}
 	if e.Seq == last+1 {
-		f.publish([]Event{e})
+		f.publish([]Event{e}, false)
 		return
 	}
 	if !f.catchUp(context.Background(), last, e.Seq) {
-		f.publish([]Event{e})
+		// The gap's events, read by the subscribers, are of workspaces
+		// unknown here: every subscriber is woken.
+		f.publish([]Event{e}, true)
 	}
 }
 
@@ -135,12 +146,13 @@ func (f *Feed) catchUp(ctx context.Context, last, seq int64) bool {
 		}
 		return false
 	}
-	f.publish(es)
+	f.publish(es, false)
 	return true
 }
 
-// publish appends es (in Seq order, after last) and wakes the waiters.
-func (f *Feed) publish(es []Event) {
+// publish appends es (in Seq order, after last) and wakes the waiters:
+// the store-wide ones and those of es's workspaces, or all of them.
+func (f *Feed) publish(es []Event, all bool) {
 	if len(es) == 0 {
 		return
 	}
@@ -161,10 +173,45 @@ func (f *Feed) publish(es []Event) {
 	}
 	wake := f.wake
 	f.wake = make(chan struct{})
+	var woken []chan struct{}
+	f.wmu.Lock()
+	if all {
+		for _, ch := range f.wakeWS {
+			woken = append(woken, ch)
+		}
+		clear(f.wakeWS)
+	}
+	for _, e := range es {
+		if ch, ok := f.wakeWS[e.WorkspaceID]; ok {
+			woken = append(woken, ch)
+			delete(f.wakeWS, e.WorkspaceID)
+		}
+	}
+	f.wmu.Unlock()
 	f.mu.Unlock()
 	// Woken after the lock is released: a thousand waiters woken under
 	// it would run into it and wait again.
 	close(wake)
+	for _, ch := range woken {
+		close(ch)
+	}
+}
+
+// wakeFor returns the channel closed when the cursor may have more: the
+// store-wide one, or its workspace's. The caller holds mu's read lock.
+func (c *Cursor) wakeFor() <-chan struct{} {
+	f, ws := c.f, c.flt.WorkspaceID
+	if ws == "" {
+		return f.wake
+	}
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	ch := f.wakeWS[ws]
+	if ch == nil {
+		ch = make(chan struct{})
+		f.wakeWS[ws] = ch
+	}
+	return ch
 }
 
 // Filter selects the events of a subscription.
@@ -268,8 +315,9 @@ func (c *Cursor) PollAppend(ctx context.Context, dst []Event) ([]Event, <-chan s
 	n := len(dst)
 	for {
 		f.mu.RLock()
-		last, covered, wake := f.last, f.covered, f.wake
+		last, covered := f.last, f.covered
 		if c.pos >= last {
+			wake := c.wakeFor()
 			f.mu.RUnlock()
 			return dst, wake, nil
 		}

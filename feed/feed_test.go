@@ -261,6 +261,62 @@ func TestPollAppend(t *testing.T) {
 	}
 }
 
+// TestWakeByWorkspace: an event wakes the waiting cursors of its
+// workspace and the store-wide ones, not those of other workspaces,
+// which still go past it when they read.
+func TestWakeByWorkspace(t *testing.T) {
+	log := audit.NewLog(memmeta.New())
+	f := newFeed(t, log, feed.Options{})
+	poll := func(c *feed.Cursor) <-chan struct{} {
+		t.Helper()
+		es, wake, err := c.Poll(t.Context())
+		if err != nil || len(es) > 0 || wake == nil {
+			t.Fatalf("Poll: %d events, wake %v, err %v", len(es), wake, err)
+		}
+		return wake
+	}
+	woken := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	cursor := func(ws string) *feed.Cursor {
+		c, err := f.Subscribe(t.Context(), f.Last(), feed.Filter{WorkspaceID: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a1, a2, b, all := cursor("a"), cursor("a"), cursor("b"), cursor("")
+	wa1, wa2, wb, wall := poll(a1), poll(a2), poll(b), poll(all)
+	record(t, log, "b")
+	if !woken(wb) || !woken(wall) || woken(wa1) || woken(wa2) {
+		t.Fatalf("an event of b woke b %v, all %v, a %v %v", woken(wb), woken(wall), woken(wa1), woken(wa2))
+	}
+	// a's cursors go past b's event when they read, and wait again.
+	if poll(a1) != wa1 || a1.Seq() != f.Last() {
+		t.Errorf("a's cursor after b's event: Seq %d, want %d, or a new channel", a1.Seq(), f.Last())
+	}
+	record(t, log, "a")
+	if !woken(wa1) || !woken(wa2) {
+		t.Fatal("an event of a did not wake a's cursors")
+	}
+	for _, c := range []*feed.Cursor{a1, a2} {
+		if es, _, err := c.Poll(t.Context()); err != nil || len(es) != 1 || es[0].WorkspaceID != "a" {
+			t.Errorf("a's cursor: %v, %v", es, err)
+		}
+	}
+	if es, _, err := b.Poll(t.Context()); err != nil || len(es) != 1 {
+		t.Fatalf("b's cursor: %v, %v", es, err)
+	}
+	if wb2 := poll(b); woken(wb2) {
+		t.Error("b's new channel is closed before an event of b")
+	}
+}
+
 // TestFeedLive: a subscriber waiting in Next gets each entry as it is
 // recorded, and Follow yields in order until its context ends.
 func TestFeedLive(t *testing.T) {
