@@ -4,18 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/chunk"
 	"github.com/forkspace/forkspace/meta"
 )
-
-// putWorkers is how many goroutines hash and put new chunks during a
-// commit, while the committing goroutine finds chunk boundaries.
-const putWorkers = 2
 
 // layout describes a file to commit: its size, the base it was edited
 // from, which ranges were written, and where its bytes come from.
@@ -201,34 +195,7 @@ func (l *layout) cleanChunks() []baseChunk {
 func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Extent, int64, error) {
 	p := s.opts.Params
 	clean := l.cleanChunks()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
-	type job struct {
-		data []byte
-		hash *cas.Hash
-	}
-	jobs := make(chan job, 2*putWorkers)
-	var wg sync.WaitGroup
-	for range putWorkers {
-		wg.Go(func() {
-			for j := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				*j.hash = cas.Sum(j.data)
-				id, _, err := s.addIntents(ctx, []cas.Hash{*j.hash})
-				if err != nil {
-					cancel(fmt.Errorf("put chunk %s: %w", j.hash.Short(), err))
-					continue
-				}
-				is.add(id)
-				if err := s.put(ctx, *j.hash, j.data); err != nil {
-					cancel(fmt.Errorf("put chunk %s: %w", j.hash.Short(), err))
-				}
-			}
-		})
-	}
+	pool := s.newPutPool(ctx, is)
 
 	var exts []Extent
 	var hashes []*cas.Hash // per extent: set by a worker, or nil
@@ -257,7 +224,8 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 						continue
 					}
 				}
-				v, n, err := nextChunk(ctx, l.src, p, pos, r.end, final)
+				// A failed put stops the chunking: pool.ctx.
+				v, n, err := nextChunk(pool.ctx, l.src, p, pos, r.end, final)
 				if err != nil {
 					return err
 				}
@@ -268,10 +236,8 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 				h := new(cas.Hash)
 				exts = append(exts, Extent{Size: int64(n)})
 				hashes = append(hashes, h)
-				select {
-				case jobs <- job{data: v[:n], hash: h}:
-				case <-ctx.Done():
-					return context.Cause(ctx)
+				if err := pool.add(putJob{data: v[:n], hash: h}); err != nil {
+					return err
 				}
 				pos += int64(n)
 			}
@@ -279,10 +245,8 @@ func (s *Store) chunkFile(ctx context.Context, l *layout, is *intentSet) ([]Exte
 		return nil
 	}
 	err := plan()
-	close(jobs)
-	wg.Wait()
-	if err == nil {
-		err = context.Cause(ctx)
+	if werr := pool.wait(); err == nil {
+		err = werr
 	}
 	if err != nil {
 		return nil, 0, err

@@ -127,12 +127,11 @@ func TestWriteFileFromAtomic(t *testing.T) {
 	}
 }
 
-// TestWriteFileFromCommitsAhead: a long stream is chunked while it is
-// read (a commit ahead every 16 MiB, as for a handle, not a spill file
-// read back at the end), the file is all of it, and a stream that fails
-// after commits ahead (the reader, the quota, a cancelled context, with a
-// commit ahead running beside the reading) changes nothing and leaves
-// no upload intent held.
+// TestWriteFileFromCommitsAhead: a long stream is chunked and stored
+// while it is read (not spilled to a file read back at the end), the file
+// is all of it, and a stream that fails after chunks were stored (the
+// reader, the quota, a cancelled context) changes nothing and leaves no
+// upload intent held.
 func TestWriteFileFromCommitsAhead(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, vfs.Options{Quota: meta.Quota{MaxBytes: 40 << 20}})
