@@ -92,6 +92,9 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 			return nil, err
 		}
 	}
+	if err := w.Settle(ctx); err != nil { // the head is read from the store
+		return nil, fmt.Errorf("fork %s: %w", w.name, err)
+	}
 	unlock, err := w.store.roots.hold(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", w.name, err)

@@ -49,6 +49,11 @@ func (w *Workspace) Checkpoint(ctx context.Context, label string) (Checkpoint, e
 	if err := validLabel(label); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
 	}
+	// The head is read from the metadata store: what a FUSE mount
+	// deferred (vfs.WithDeferredCommit) must be there first.
+	if err := w.Settle(ctx); err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
+	}
 	unlock, err := w.store.roots.hold(ctx)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", w.name, err)
@@ -210,6 +215,9 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 	row := &meta.Workspace{ID: newID(workspacePrefix), Name: name, Tenant: w.tenant, ParentID: w.id, Quota: opts.Quota}
 	if row.Quota == (meta.Quota{}) {
 		row.Quota = w.Quota()
+	}
+	if err := w.Settle(ctx); err != nil { // the head is read from the store
+		return nil, fmt.Errorf("fork %s: %w", w.name, err)
 	}
 	unlock, err := w.store.roots.hold(ctx)
 	if err != nil {

@@ -47,6 +47,9 @@ func (s *Store) resolve(ctx context.Context, state string) (*Workspace, *meta.Ch
 		}
 		return w, c, c.Root, staged, nil
 	}
+	if err := w.Settle(ctx); err != nil { // what a FUSE mount deferred
+		return nil, nil, cas.Hash{}, nil, err
+	}
 	var (
 		root   cas.Hash
 		staged []meta.Staged

@@ -21,6 +21,18 @@
 // daemon, and fsync(2) also waits for the disk, so the data survives a
 // power loss (docs/decisions/021). A read sees what other descriptors of
 // the file wrote: their writes are committed first.
+//
+// A create, mkdir, symlink or mknod, an unlink or rmdir, and the
+// attributes set on a file open for writing (tar sets times, owner and
+// mode on the descriptor before closing it) do not wait for transactions
+// of their own (vfs.WithDeferredCommit): they commit with the next change
+// of the workspace (a small file's creation, attributes and bytes with
+// its close, in one transaction), before any other surface reads the
+// workspace, at fsync (of a file or a directory) and at the latest 10 ms
+// later. The mount's own requests see them at once (vfs.SeeDeferred).
+// What close or fsync acknowledged survives the daemon's death, as
+// before; a change followed by none of those may not (as on ext4 until
+// its journal commits).
 // A file unlinked while open stays readable through its descriptor.
 // renameat2(2) supports RENAME_NOREPLACE and RENAME_EXCHANGE. mknod
 // makes FIFOs, sockets and devices (vfs.Mknod; the kernel runs them), and

@@ -76,15 +76,18 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if e != 0 {
 		return nil, nil, 0, e
 	}
-	f, err := n.w.fs.OpenFile(ctx, p, openFlags(flags)|vfs.O_CREATE|int(flags)&vfs.O_EXCL, fileMode(mode))
+	// The new inode commits with the handle's first commit (its close,
+	// for a small file): one transaction for the file, not two.
+	f, err := n.w.fs.OpenFile(vfs.WithDeferredCommit(n.creator(ctx)), p, openFlags(flags)|vfs.O_CREATE|int(flags)&vfs.O_EXCL, fileMode(mode))
 	if err != nil {
 		return nil, nil, 0, n.w.errno("create", err)
 	}
-	ch, e := n.created(ctx, p, out)
-	if e != 0 {
+	fi, err := f.Stat()
+	if err != nil {
 		_ = f.Close()
-		return nil, nil, 0, e
+		return nil, nil, 0, n.w.errno("create", err)
 	}
+	ch := n.entry(ctx, fi, out)
 	h := &handle{f: f, append: flags&syscall.O_APPEND != 0}
 	asNode(ch.Operations()).track(h, flags|syscall.O_WRONLY)
 	return ch, h, fopen, 0
@@ -140,6 +143,13 @@ func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	}
 	if err := h.f.Flush(); err != nil {
 		return n.w.errno("flush", err)
+	}
+	// Attributes set while the file was open were deferred behind the
+	// handle's writes (Setattr): they are durable when close returns.
+	if n.unsettled.Swap(false) {
+		if err := n.w.fs.Settle(n.w.ctx(ctx)); err != nil {
+			return n.w.errno("flush", err)
+		}
 	}
 	return 0
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -65,7 +65,9 @@ func (w *ws) ctx(ctx context.Context) context.Context {
 		actor.Name = "uid " + strconv.FormatUint(uint64(c.Uid), 10)
 	}
 	ctx = audit.WithActor(audit.WithSurface(context.WithoutCancel(ctx), "fuse"), actor)
-	return context.WithValue(ctx, originKey{}, w)
+	// The kernel knows of the mount's deferred creations and removals
+	// already: its requests see them without waiting for them.
+	return context.WithValue(vfs.SeeDeferred(ctx), originKey{}, w)
 }
 
 // rootInode returns w's root inode.
@@ -205,6 +207,8 @@ type node struct {
 
 	mu   sync.Mutex
 	open map[*handle]struct{} // handles open for writing
+	// unsettled: Setattr deferred changes a close must make durable.
+	unsettled atomic.Bool
 }
 
 var (
@@ -306,39 +310,23 @@ func (n *node) entry(ctx context.Context, fi fs.FileInfo, out *fuse.EntryOut) *g
 	return in
 }
 
-// created finishes the creation of entry p in directory n: the caller
-// (mapped to the workspace's owners) owns it, except that in a setgid
-// directory it takes the directory's group, and a new directory there is
-// setgid too; its attributes fill out.
-func (n *node) created(ctx context.Context, p string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	fsys := n.w.fs
+// creator marks ctx so the inodes an operation creates are owned by the
+// caller (mapped to the workspace's owners), or, in a setgid directory,
+// take its group, a new directory there setgid too (vfs.WithOwner).
+func (n *node) creator(ctx context.Context) context.Context {
 	var uid, gid uint32
 	if c, ok := fuse.FromContext(ctx); ok {
 		uid, gid = owner(c.Uid, n.w.opts.UID), owner(c.Gid, n.w.opts.GID)
 	}
-	fi, err := fsys.Lstat(ctx, p)
+	return vfs.WithOwner(ctx, uid, gid)
+}
+
+// created finishes the creation of entry p in directory n (made under
+// creator's context): its attributes fill out.
+func (n *node) created(ctx context.Context, p string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	fi, err := n.w.fs.Lstat(ctx, p)
 	if err != nil {
 		return nil, n.w.errno("lstat", err)
-	}
-	setgid := false
-	if di, err := fsys.Lstat(ctx, path.Dir(p)); err == nil && di.Mode()&fs.ModeSetgid != 0 {
-		gid = di.Sys().(*vfs.Attr).Gid
-		setgid = fi.IsDir()
-	}
-	if uid != 0 || gid != 0 {
-		if err := fsys.Lchown(ctx, p, int(uid), int(gid)); err != nil {
-			return nil, n.w.errno("chown", err)
-		}
-	}
-	if setgid {
-		if err := fsys.Chmod(ctx, p, fi.Mode()|fs.ModeSetgid); err != nil {
-			return nil, n.w.errno("chmod", err)
-		}
-	}
-	if uid != 0 || gid != 0 || setgid {
-		if fi, err = fsys.Lstat(ctx, p); err != nil {
-			return nil, n.w.errno("lstat", err)
-		}
 	}
 	return n.entry(ctx, fi, out), 0
 }
@@ -437,18 +425,23 @@ func (n *node) writer() *handle {
 	return nil
 }
 
-// syncWriters commits the writes of n's open handles but except (nil:
-// all of them).
-func (n *node) syncWriters(except *handle) error {
+// wroteHandles returns n's open handles but except that have written.
+func (n *node) wroteHandles(except *handle) []*handle {
 	n.mu.Lock()
-	var hs []*handle // every read calls this: no allocation unless another handle wrote
+	defer n.mu.Unlock()
+	var hs []*handle // every read asks: no allocation unless another handle wrote
 	for h := range n.open {
 		if h != except && h.wrote.Load() {
 			hs = append(hs, h)
 		}
 	}
-	n.mu.Unlock()
-	for _, h := range hs {
+	return hs
+}
+
+// syncWriters commits the writes of n's open handles but except (nil:
+// all of them).
+func (n *node) syncWriters(except *handle) error {
+	for _, h := range n.wroteHandles(except) {
 		if err := h.f.Flush(); err != nil {
 			return err
 		}
@@ -456,6 +449,12 @@ func (n *node) syncWriters(except *handle) error {
 	return nil
 }
 
+// Setattr sets what in asks. On a file open for writing (tar sets times,
+// owner and mode on the descriptor it wrote before closing it) the
+// changes do not wait for their own transactions: they are deferred
+// (vfs.WithDeferredCommit) behind the handles' writes, staged first so
+// their commit does not set the times again, and the close carries the
+// whole (Flush settles them).
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx = n.w.ctx(ctx)
 	if e := n.writable(); e != 0 {
@@ -467,8 +466,13 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		return syscall.ENOENT
 	}
 	fsys := n.w.fs
+	actx := ctx
+	if n.writers() {
+		actx = vfs.WithDeferredCommit(ctx)
+		n.unsettled.Store(true)
+	}
 	if mode, ok := in.GetMode(); ok && perr == nil {
-		if err := fsys.Chmod(ctx, p, fileMode(mode)); err != nil {
+		if err := fsys.Chmod(actx, p, fileMode(mode)); err != nil {
 			return n.w.errno("chmod", err)
 		}
 	}
@@ -482,7 +486,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		if gok {
 			g = int(owner(gid, n.w.opts.GID))
 		}
-		if err := fsys.Lchown(ctx, p, u, g); err != nil {
+		if err := fsys.Lchown(actx, p, u, g); err != nil {
 			return n.w.errno("chown", err)
 		}
 	}
@@ -504,15 +508,34 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	mtime, mok := in.GetMTime()
 	if (aok || mok) && perr == nil {
 		// Commit open writes first, so their commit's mtime does not
-		// override the one set here (cp -p sets times before closing).
-		if err := n.syncWriters(nil); err != nil {
+		// override the one set here (cp -p and tar set times before
+		// closing).
+		if err := n.stageWriters(); err != nil {
 			return n.w.errno("sync", err)
 		}
-		if err := fsys.Lchtimes(ctx, p, atime, mtime); err != nil {
+		if err := fsys.Lchtimes(actx, p, atime, mtime); err != nil {
 			return n.w.errno("chtimes", err)
 		}
 	}
 	return n.Getattr(ctx, fh, out)
+}
+
+// writers reports whether n has handles open for writing.
+func (n *node) writers() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.open) > 0
+}
+
+// stageWriters stages the writes of n's open handles (vfs.File.Stage):
+// committed behind what is queued, durable by their close.
+func (n *node) stageWriters() error {
+	for _, h := range n.wroteHandles(nil) {
+		if err := h.f.Stage(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
@@ -552,7 +575,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if e != 0 {
 		return nil, e
 	}
-	if err := n.w.fs.Mkdir(ctx, p, fileMode(mode)); err != nil {
+	if err := n.w.fs.Mkdir(vfs.WithDeferredCommit(n.creator(ctx)), p, fileMode(mode)); err != nil {
 		return nil, n.w.errno("mkdir", err)
 	}
 	return n.created(ctx, p, out)
@@ -572,7 +595,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	if e != 0 {
 		return nil, e
 	}
-	if err := n.w.fs.Mknod(ctx, p, typ|fileMode(mode), vfsDev(dev)); err != nil {
+	if err := n.w.fs.Mknod(vfs.WithDeferredCommit(n.creator(ctx)), p, typ|fileMode(mode), vfsDev(dev)); err != nil {
 		return nil, n.w.errno("mknod", err)
 	}
 	return n.created(ctx, p, out)
@@ -583,7 +606,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if e != 0 {
 		return nil, e
 	}
-	if err := n.w.fs.Symlink(ctx, target, p); err != nil {
+	if err := n.w.fs.Symlink(vfs.WithDeferredCommit(n.creator(ctx)), target, p); err != nil {
 		return nil, n.w.errno("symlink", err)
 	}
 	return n.created(ctx, p, out)
@@ -620,12 +643,16 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	return n.remove(ctx, "rmdir", name)
 }
 
+// remove does not wait for the removal to be durable
+// (vfs.WithDeferredCommit): it commits with the next change, read or
+// fsync of the workspace, or a moment later, so a program removing many
+// files pays a transaction for several.
 func (n *node) remove(ctx context.Context, op, name string) syscall.Errno {
 	ctx, p, e := n.atChild(ctx, name, true)
 	if e != 0 {
 		return e
 	}
-	if err := n.w.fs.Remove(ctx, p); err != nil {
+	if err := n.w.fs.Remove(vfs.WithDeferredCommit(ctx), p); err != nil {
 		return n.w.errno(op, err)
 	}
 	return 0

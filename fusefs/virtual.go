@@ -17,6 +17,7 @@ type file interface {
 	io.Writer
 	Truncate(size int64) error
 	Flush() error
+	Stage() error
 	Sync() error
 	Close() error
 	Stat() (fs.FileInfo, error)
@@ -110,6 +111,9 @@ func (v *virtualFile) Sync() error {
 
 // Flush is Sync: the virtual mount's write is its only commit.
 func (v *virtualFile) Flush() error { return v.Sync() }
+
+// Stage is Sync too.
+func (v *virtualFile) Stage() error { return v.Sync() }
 
 func (v *virtualFile) Close() error { return nil }
 

@@ -31,7 +31,7 @@ func (f *FS) stat(ctx context.Context, op, name string, follow bool) (fs.FileInf
 		return namedInfo{FileInfo: vi, name: path.Base(name)}, nil
 	}
 	fi := &fileInfo{name: path.Base(name)}
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, follow)
 		if err != nil {
 			return err

@@ -21,7 +21,7 @@ const maxCheckProblems = 20
 // together in one error wrapping errdefs.ErrCorrupt. Check reads every key:
 // its cost is proportional to the size of the state.
 func (f *FS) Check(ctx context.Context) error {
-	return f.read("check", ".", func(t *txn) error { return t.check(ctx) })
+	return f.read(ctx, "check", ".", func(t *txn) error { return t.check(ctx) })
 }
 
 type checkLink struct {

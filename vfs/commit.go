@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/meta"
@@ -30,8 +31,12 @@ type commitReq struct {
 	// hooks those that run once the rows are written (WithCommit).
 	also  []func(meta.Tx) error
 	hooks []*commitHook
-	err   error
-	done  chan struct{}
+	// deferred: the mutation's caller did not wait for it
+	// (WithDeferredCommit); changed reports it once durable.
+	deferred bool
+	changed  func()
+	err      error
+	done     chan struct{}
 }
 
 // committer is the queue of mutations waiting for a transaction.
@@ -40,6 +45,10 @@ type committer struct {
 	queue   []*commitReq
 	leading bool       // a goroutine is committing batches
 	drained *sync.Cond // signalled when the queue empties and no one leads
+	// lastDeferred is the last deferred request queued and not yet done;
+	// armed says a timer will settle it.
+	lastDeferred *commitReq
+	armed        bool
 }
 
 // enqueue adds req and reports whether the caller must lead.
@@ -93,6 +102,7 @@ func (f *FS) lockIdle() {
 			return
 		}
 		f.wmu.Unlock()
+		_ = f.settle() // deferred mutations may be queued with no leader
 		f.commits.wait()
 	}
 }
@@ -147,11 +157,36 @@ func (f *FS) lead(ctx context.Context) {
 			for _, h := range req.hooks {
 				h.done()
 			}
+			if req.changed != nil {
+				req.changed()
+			}
 		}
-		for _, req := range batch {
-			close(req.done)
+		f.finish(batch, nil)
+	}
+}
+
+// finish closes the requests of a batch with err and forgets the last
+// deferred one if it is among them.
+func (f *FS) finish(batch []*commitReq, err error) {
+	for _, req := range batch {
+		if req.deferred {
+			f.deferred.Add(-1)
+			if err != nil {
+				f.log.Warn("deferred mutation failed", "err", err)
+			}
 		}
 	}
+	f.commits.mu.Lock()
+	for _, req := range batch {
+		if req == f.commits.lastDeferred {
+			f.commits.lastDeferred = nil
+		}
+		if req.err == nil {
+			req.err = err
+		}
+		close(req.done)
+	}
+	f.commits.mu.Unlock()
 }
 
 // commitBatch writes a batch's inline bodies, intent releases and staging
@@ -250,14 +285,8 @@ func (f *FS) abandon(batch []*commitReq, err error) {
 	if reloaded {
 		f.notifyReload(context.Background())
 	}
-	for _, req := range batch {
-		req.err = err
-		close(req.done)
-	}
-	for _, req := range rest {
-		req.err = fmt.Errorf("an earlier mutation failed: %w", err)
-		close(req.done)
-	}
+	f.finish(batch, err)
+	f.finish(rest, fmt.Errorf("an earlier mutation failed: %w", err))
 }
 
 // commitHook is the work WithCommit adds to a mutation's transaction.
@@ -313,4 +342,149 @@ func (t *txn) dropHooks() {
 	for _, h := range t.hooks {
 		h.used.Store(false)
 	}
+}
+
+// Deferred commits. A mutation made under WithDeferredCommit is computed,
+// applied to wov and queued like any other, but its caller does not wait
+// for the transaction: it becomes durable with the next mutation that
+// commits (its leader takes the whole queue), when anything reads the FS
+// (read, frozenView and everything built on them settle first, so readers
+// still see only durable state, and see it whole), at Sync, Fold, Close
+// and Settle, or at the latest deferDelay after it was queued. Its
+// watchers hear of it once it is durable.
+
+type deferKey struct{}
+
+// WithDeferredCommit returns a context under which mutations return
+// before they are durable: they commit with the next mutation of the FS,
+// before its next read, at Sync, Fold, Settle or Close, or deferDelay
+// (10 ms) later, whichever comes first; their watchers hear of them once
+// they are. It suits operations on one path (OpenFile creating, Mkdir,
+// Symlink, Mknod, Remove, Chmod, Chown, Chtimes): Rename and Link report their second path before
+// it is durable. A handle opened under it defers only its file's
+// creation, waits for it at its first commit (Sync, Flush, Close) and
+// reports its failure there. A FUSE mount uses it: a program's create or
+// unlink then costs no transaction of its own (the close, or the next
+// unlink, carries it), and it needs durability only at close and fsync.
+// A shared FS (Options.Shared), a Batch's FS and a mutation carrying
+// WithCommit work commit as usual.
+func WithDeferredCommit(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deferKey{}, true)
+}
+
+type seeKey struct{}
+
+// SeeDeferred returns a context under which reads see the deferred
+// mutations (WithDeferredCommit) at once, and the mutations in flight
+// with them, instead of waiting for them to be durable: a FUSE mount's
+// own requests, whose kernel already knows what the mount deferred. Its
+// reads then take the FS's write lock while deferred mutations are
+// queued. Other readers see only durable state. The bytes of a handle's
+// deferred commit (File.Stage) may be inline bodies not yet written: read
+// a file's bytes only after its writers' Flush.
+func SeeDeferred(ctx context.Context) context.Context {
+	return context.WithValue(ctx, seeKey{}, true)
+}
+
+// noDefer strips WithDeferredCommit from ctx.
+func noDefer(ctx context.Context) context.Context {
+	if d, _ := ctx.Value(deferKey{}).(bool); d {
+		return context.WithValue(ctx, deferKey{}, false)
+	}
+	return ctx
+}
+
+// deferDelay bounds how long a deferred mutation waits for a commit to
+// carry it.
+const deferDelay = 10 * time.Millisecond
+
+// deferrable reports whether t, about to commit under ctx, may defer.
+func (f *FS) deferrable(ctx context.Context, t *txn) bool {
+	d, _ := ctx.Value(deferKey{}).(bool)
+	return d && !f.shared && f.batch == nil && len(t.hooks) == 0
+}
+
+// failed reports whether req (nil: none) is done and failed.
+func (req *commitReq) failed() bool {
+	if req == nil {
+		return false
+	}
+	select {
+	case <-req.done:
+		return req.err != nil
+	default:
+		return false
+	}
+}
+
+// enqueueDeferred queues req without waiting for it; the caller holds
+// wmu. A timer settles it unless a commit carries it first.
+func (f *FS) enqueueDeferred(req *commitReq) {
+	req.deferred = true
+	f.deferred.Add(1)
+	// Handles reload what they hold: SeeDeferred readers see the change
+	// now, others once it is durable.
+	f.gen.Add(1)
+	c := &f.commits
+	c.mu.Lock()
+	c.queue = append(c.queue, req)
+	c.lastDeferred = req
+	arm := !c.leading && !c.armed
+	c.armed = c.armed || arm
+	c.mu.Unlock()
+	if arm {
+		time.AfterFunc(deferDelay, func() {
+			f.commits.mu.Lock()
+			f.commits.armed = false
+			f.commits.mu.Unlock()
+			_ = f.settle()
+		})
+	}
+}
+
+// settle makes the deferred mutations queued so far durable, leading
+// their commit when no one does, and returns the error of the last one.
+// The caller holds neither wmu nor mu.
+func (f *FS) settle() error {
+	if f.deferred.Load() == 0 {
+		return nil
+	}
+	return f.settleReq(nil)
+}
+
+// settleReq waits until req (nil: the last deferred request queued) is
+// durable, leading the queue's commit when no one does, and returns its
+// error.
+func (f *FS) settleReq(req *commitReq) error {
+	c := &f.commits
+	c.mu.Lock()
+	if req == nil {
+		req = c.lastDeferred
+	}
+	if req == nil {
+		c.mu.Unlock()
+		return nil
+	}
+	lead := !c.leading && len(c.queue) > 0
+	if lead {
+		c.leading = true
+	}
+	c.mu.Unlock()
+	if lead {
+		ctx := context.Background()
+		f.lead(ctx)
+		f.maybeFold(ctx)
+	}
+	<-req.done
+	return req.err
+}
+
+// Settle makes every mutation acknowledged so far durable, deferred ones
+// (WithDeferredCommit) included: what reads the workspace's state from
+// the metadata store directly (a checkpoint, a fork) calls it first.
+func (f *FS) Settle(ctx context.Context) error {
+	if err := f.settle(); err != nil {
+		return fmt.Errorf("settle: %w", err)
+	}
+	return nil
 }

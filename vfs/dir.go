@@ -83,7 +83,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 		return out, virtErr(op, name, err)
 	}
 	var out []fs.DirEntry
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookupDir(ctx, name)
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (f *FS) ReadDirPage(ctx context.Context, name, after string, limit int) ([]
 	}
 	var out []fs.DirEntry
 	more := false
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookupDir(ctx, name)
 		if err != nil {
 			return err
@@ -204,7 +204,7 @@ func (e *dirEntry) Info() (fs.FileInfo, error) {
 		return e.info, nil
 	}
 	fi := &fileInfo{name: e.name, ino: e.ino}
-	err := e.fsys.read("stat", e.name, func(t *txn) error {
+	err := e.fsys.read(e.ctx, "stat", e.name, func(t *txn) error {
 		var err error
 		fi.a, err = t.attr(e.ctx, e.ino)
 		return err

@@ -32,7 +32,12 @@
 // anything fails nothing is visible: bad input changes nothing, and a failed
 // transaction fails the mutations computed on top of it too. When a
 // mutation returns it is durable (the staging rows are the workspace's
-// write-ahead delta; Open reloads them). Fold (automatic past
+// write-ahead delta; Open reloads them), except under WithDeferredCommit:
+// a FUSE mount's creations, removals and attribute changes on open files
+// return once queued and commit with the next mutation (a small file's
+// creation with its close), before the next read (readers still see only
+// durable state; SeeDeferred readers, the mount's own, see them at once),
+// at Sync, Fold, Settle and Close, or 10 ms later. Fold (automatic past
 // Options.FoldRows staged keys, and before fork/checkpoint through Root)
 // folds the staging into a new tree root.
 //

@@ -66,8 +66,11 @@ type File struct {
 	m       content.Manifest // last committed contents seen
 	draft   *content.Draft   // buffered writes (nil until the first)
 	pending *commitState     // committed bytes not yet recorded
-	dir     []fs.DirEntry    // entries left to ReadDir (directories)
-	dirRead bool
+	// deferred is the handle's last deferred commit (its file's
+	// creation, a Stage) until it is durable.
+	deferred *commitReq
+	dir      []fs.DirEntry // entries left to ReadDir (directories)
+	dirRead  bool
 }
 
 // commitState is a manifest whose bytes are stored but which is not yet
@@ -122,9 +125,11 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 			return nil, err
 		}
 	}
-	h := &File{fs: f, ctx: context.WithoutCancel(ctx), name: name, flag: flag, epoch: f.epoch.Load()}
+	// The handle's own commits wait for the disk: only the creation may
+	// be deferred.
+	h := &File{fs: f, ctx: noDefer(context.WithoutCancel(ctx)), name: name, flag: flag, epoch: f.epoch.Load()}
 	if flag&(accessMask|O_CREATE|O_TRUNC|O_APPEND) == O_RDONLY {
-		err := f.read(op, name, func(t *txn) error {
+		err := f.read(ctx, op, name, func(t *txn) error {
 			n, err := t.lookup(ctx, name, true)
 			if err != nil {
 				return err
@@ -136,7 +141,9 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 		}
 		return h, nil
 	}
+	var last *txn
 	err := f.update(ctx, op, name, func(t *txn) error {
+		last = t // its req is the creation's, when deferred
 		var (
 			ino uint64
 			err error
@@ -156,6 +163,7 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	if err != nil {
 		return nil, err
 	}
+	h.deferred = last.req
 	if flag&O_TRUNC != 0 {
 		// Truncated in the draft: the first commit records it.
 		h.draft = f.d.Content.NewDraft(h.m)
@@ -192,7 +200,7 @@ func (h *File) refresh() error {
 	if h.fs.gen.Load() == h.gen {
 		return nil
 	}
-	err := h.fs.read("read", h.name, func(t *txn) error { return h.load(h.ctx, t, h.ino) })
+	err := h.fs.read(h.ctx, "read", h.name, func(t *txn) error { return h.load(h.ctx, t, h.ino) })
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -547,16 +555,46 @@ func (h *File) Sync() error {
 }
 
 func (h *File) sync() error {
+	return h.commit(false)
+}
+
+// Stage commits the handle's buffered writes like Flush but returns
+// before they are durable (WithDeferredCommit): they commit with the next
+// mutation or read of the FS, or a moment later, and the handle's next
+// Flush, Sync or Close waits for them and reports their failure. Other
+// readers see them once durable; a FUSE mount's own requests at once
+// (SeeDeferred). A FUSE mount stages a handle's writes before setting
+// the file's times, so the commit does not set them again, and the close
+// carries the whole.
+func (h *File) Stage() error {
+	if err := h.beginWrite("flush"); err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	return h.commit(true)
+}
+
+// commit records the handle's buffered writes, deferred or not.
+func (h *File) commit(deferred bool) error {
 	if h.draft != nil && (h.draft.Dirty() || h.pending != nil) {
 		if err := h.commitDraft(false); err != nil {
 			return h.pathErr("sync", err)
 		}
 	}
 	if h.pending == nil {
-		return nil
+		if deferred {
+			return nil
+		}
+		return h.settleDeferred()
 	}
 	p := h.pending
-	err := h.fs.updateContent(h.ctx, "sync", h.name, p.intents, func(t *txn) error {
+	ctx := h.ctx
+	if deferred {
+		ctx = WithDeferredCommit(ctx)
+	}
+	var last *txn
+	err := h.fs.updateContent(ctx, "sync", h.name, p.intents, func(t *txn) error {
+		last = t
 		if err := h.stale("sync"); err != nil {
 			return err
 		}
@@ -577,6 +615,28 @@ func (h *File) sync() error {
 		return err
 	}
 	h.m, h.pending = p.m, nil
+	if deferred {
+		if last.req != nil && !h.deferred.failed() {
+			h.deferred = last.req
+		}
+		return nil
+	}
+	return h.settleDeferred()
+}
+
+// settleDeferred waits for the handle's deferred commits (its file's
+// creation, a Stage: WithDeferredCommit) to be durable: a commit of the
+// handle queued after them has carried them, or they commit now. Their
+// failure is the handle's (after a failed creation the file does not
+// exist).
+func (h *File) settleDeferred() error {
+	if h.deferred == nil {
+		return nil
+	}
+	if err := h.fs.settleReq(h.deferred); err != nil {
+		return h.pathErr("sync", err)
+	}
+	h.deferred = nil
 	return nil
 }
 
@@ -639,7 +699,7 @@ func (h *File) ReadDir(n int) ([]fs.DirEntry, error) {
 		return nil, h.pathErr("readdir", errdefs.ErrNotDir)
 	}
 	if !h.dirRead {
-		err := h.fs.read("readdir", h.name, func(t *txn) error {
+		err := h.fs.read(h.ctx, "readdir", h.name, func(t *txn) error {
 			var err error
 			h.dir, err = t.readDir(h.ctx, h.ino)
 			return err

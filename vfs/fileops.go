@@ -27,7 +27,7 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	var m content.Manifest
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookupFile(ctx, name)
 		if err != nil {
 			return err
@@ -180,7 +180,7 @@ func (f *FS) writeFileFrom(ctx context.Context, name string, r io.Reader, perm f
 // The commit checks again; room only stops a stream early.
 func (f *FS) room(ctx context.Context, op, name string) (int64, error) {
 	q, room := f.quota.MaxBytes, int64(-1)
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, true)
 		exists := err == nil && n.exists()
 		switch {
@@ -263,7 +263,7 @@ func (f *FS) Truncate(ctx context.Context, name string, size int64) error {
 		return err
 	}
 	var base content.Manifest
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookupFile(ctx, name)
 		if err != nil {
 			return err

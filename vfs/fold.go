@@ -19,6 +19,7 @@ import (
 // staged does nothing. Safe to call concurrently with anything; folds are
 // serialised.
 func (f *FS) Fold(ctx context.Context) error {
+	_ = f.settle() // fold what was acknowledged
 	f.foldMu.Lock()
 	defer f.foldMu.Unlock()
 	if f.readOnly {

@@ -105,7 +105,8 @@ type FS struct {
 	root cas.Hash
 	ov   *kv.Overlay // durable staged mutations; nil for a snapshot
 
-	commits committer
+	commits  committer
+	deferred atomic.Int64 // deferred requests not done (WithDeferredCommit)
 
 	hooks Hooks    // nil: no mounts (see SetHooks)
 	watch watchers // callbacks of Watch
@@ -228,7 +229,11 @@ func (f *FS) ReadOnly() bool { return f.readOnly }
 // not synced is lost. Operations after Close fail with fs.ErrClosed.
 // Close is idempotent.
 func (f *FS) Close() error {
+	err := f.settle()
 	f.closed.Store(true)
+	if err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
 	return nil
 }
 
@@ -250,6 +255,7 @@ func (f *FS) frozenView() (kv.View, error) {
 		defer f.mu.RUnlock()
 		return f.viewLocked(), nil
 	}
+	_ = f.settle()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	v := f.viewLocked()
@@ -257,10 +263,22 @@ func (f *FS) frozenView() (kv.View, error) {
 	return v, nil
 }
 
-// read runs fn under the read lock on a transaction with no mutations.
-func (f *FS) read(op, name string, fn func(t *txn) error) error {
+// read runs fn under the read lock on a transaction with no mutations,
+// over the durable state once the deferred mutations are
+// (WithDeferredCommit), or, under SeeDeferred, over the state they make
+// without waiting for them.
+func (f *FS) read(ctx context.Context, op, name string, fn func(t *txn) error) error {
 	if f.closed.Load() {
 		return &fs.PathError{Op: op, Path: name, Err: fs.ErrClosed}
+	}
+	if f.deferred.Load() > 0 {
+		if see, _ := ctx.Value(seeKey{}).(bool); see {
+			f.wmu.Lock()
+			defer f.wmu.Unlock()
+			t := txn{f: f, view: kv.View{Store: f.d.KV, Root: f.root, Overlay: f.wov}}
+			return errdefs.PathError(op, name, fn(&t))
+		}
+		_ = f.settle() // a failed deferred mutation left the durable state
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -288,17 +306,21 @@ func (f *FS) updateContent(ctx context.Context, op, name string, in content.Inte
 	if err := f.checkWrite(ctx, op, name); err != nil {
 		return err
 	}
-	changed := false
+	var last *txn
 	err := f.mutate(ctx, op, name, in, func(t *txn) error {
+		last = t
 		err := fn(t)
-		changed = len(t.muts) > 0
+		if len(t.muts) > 0 {
+			t.changed = func() { f.changed(ctx, op, name) }
+		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if changed {
-		f.changed(ctx, op, name)
+	// A deferred mutation reports its change once durable.
+	if last != nil && last.changed != nil && last.req == nil {
+		last.changed()
 	}
 	return nil
 }
@@ -374,6 +396,12 @@ func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
 		return nil
 	}
 	req := f.stage(t)
+	if f.deferrable(ctx, t) {
+		req.changed, t.req = t.changed, req
+		f.enqueueDeferred(req)
+		f.wmu.Unlock()
+		return nil
+	}
 	lead := f.commits.enqueue(req)
 	f.wmu.Unlock()
 	if lead {
@@ -384,6 +412,13 @@ func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
 		t.dropHooks()
 		return errdefs.PathError(op, name, req.err)
 	}
+	f.maybeFold(ctx)
+	return nil
+}
+
+// maybeFold folds staging when the overlay has grown past
+// Options.FoldRows, unless a fold is under way.
+func (f *FS) maybeFold(ctx context.Context) {
 	f.mu.RLock()
 	fold := f.foldRows > 0 && (f.ov.Len() > f.foldRows || f.sinceFold > 2*f.foldRows)
 	f.mu.RUnlock()
@@ -397,7 +432,6 @@ func (f *FS) commitLocked(ctx context.Context, op, name string, t *txn) error {
 		}
 		f.foldMu.Unlock()
 	}
-	return nil
 }
 
 // allocIno returns a fresh, store-wide inode number. The caller holds wmu.
@@ -422,11 +456,14 @@ func (f *FS) allocIno(ctx context.Context) (uint64, error) {
 	return ino, nil
 }
 
-// Sync waits for the disk: when it returns nil every change committed
-// before the call, to any workspace of the store, survives a power loss
+// Sync waits for the disk: when it returns nil every change acknowledged
+// before the call (deferred ones included: WithDeferredCommit), to any workspace of the store, survives a power loss
 // (meta.Sync: the blobs' barrier, then the metadata's; docs/decisions/021).
 // Committed changes survive the death of the process without it.
 func (f *FS) Sync(ctx context.Context) error {
+	if err := f.Settle(ctx); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
 	if err := meta.Sync(ctx, f.d.Meta); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}

@@ -146,7 +146,7 @@ func (f *FS) hydrate(ctx context.Context, op, name string) error {
 		return nil
 	}
 	stub := false
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, true)
 		if err != nil || !n.exists() || n.typ != typeFile {
 			return nil // the operation itself reports these

@@ -90,7 +90,7 @@ func (f *FS) Readlink(ctx context.Context, name string) (string, error) {
 		return "", err
 	}
 	var target string
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, false)
 		if err != nil {
 			return err

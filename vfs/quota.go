@@ -12,7 +12,7 @@ import (
 // the number of inodes other than the root.
 func (f *FS) Usage(ctx context.Context) (Usage, error) {
 	var u Usage
-	err := f.read("usage", ".", func(t *txn) error {
+	err := f.read(ctx, "usage", ".", func(t *txn) error {
 		var err error
 		u, err = t.usage(ctx)
 		return err

@@ -29,6 +29,10 @@ type txn struct {
 	// are written (WithCommit).
 	also  []func(meta.Tx) error
 	hooks []*commitHook
+	// changed reports the mutation to the hooks and watchers; req is its
+	// request when it was deferred (WithDeferredCommit).
+	changed func()
+	req     *commitReq
 }
 
 const txnIndexAfter = 16
@@ -132,6 +136,19 @@ func (t *txn) create(ctx context.Context, parent uint64, name string, typ fileTy
 		return 0, attr{}, err
 	}
 	a := attr{typ: typ, perm: perm & permBits, nlink: 1, atime: t.now, mtime: t.now, ctime: t.now, parent: parent, name: name}
+	if o, ok := ctx.Value(ownerKey{}).(owner); ok {
+		a.uid, a.gid = o.uid, o.gid
+		pa, err := t.attr(ctx, parent)
+		if err != nil {
+			return 0, attr{}, err
+		}
+		if pa.perm&setgidBit != 0 {
+			a.gid = pa.gid
+			if typ == typeDir {
+				a.perm |= setgidBit
+			}
+		}
+	}
 	dlink := 0
 	if typ == typeDir {
 		a.nlink, dlink = 2, 1
@@ -139,6 +156,23 @@ func (t *txn) create(ctx context.Context, parent uint64, name string, typ fileTy
 	t.putAttr(ino, &a)
 	t.set(inoKey(parent, kindDirent, name), encodeDirent(ino, typ))
 	return ino, a, t.touchDir(ctx, parent, dlink)
+}
+
+type ownerKey struct{}
+
+// owner is the creator WithOwner names.
+type owner struct{ uid, gid uint32 }
+
+// setgidBit is the set-group-ID bit of attr.perm.
+const setgidBit = 0o2000
+
+// WithOwner returns a context under which the inodes an operation
+// creates are owned by uid:gid, as a process's creations are on a Unix
+// file system: in a directory with the setgid bit they take the
+// directory's group instead, and a new directory there is setgid too.
+// Without it new inodes are owned by 0:0.
+func WithOwner(ctx context.Context, uid, gid uint32) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner{uid: uid, gid: gid})
 }
 
 // unlink removes entry parent/name, which refers to d, and drops the

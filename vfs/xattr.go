@@ -41,7 +41,7 @@ func (f *FS) Getxattr(ctx context.Context, name, attr string) ([]byte, error) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	var val []byte
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, true)
 		if err != nil {
 			return err
@@ -132,7 +132,7 @@ func (f *FS) Listxattr(ctx context.Context, name string) ([]string, error) {
 		return nil, err
 	}
 	var names []string
-	err := f.read(op, name, func(t *txn) error {
+	err := f.read(ctx, op, name, func(t *txn) error {
 		n, err := t.lookup(ctx, name, true)
 		if err != nil {
 			return err

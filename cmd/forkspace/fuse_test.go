@@ -9,9 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace/fusefs"
 	"github.com/forkspace/forkspace/fusefs/fusetest"
+	"github.com/forkspace/forkspace/httpapi"
 )
 
 // daemon is a forkspace process serving a FUSE mount.
@@ -160,6 +162,44 @@ func TestFuseKilledDaemon(t *testing.T) {
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	// Closed without fsync, created and set up as tar does (times, owner
+	// and mode on the descriptor, whose changes wait for the close's
+	// transaction), and removed: acknowledged when close and unlink
+	// return, so they survive the daemon's death too.
+	closed := filepath.Join(dir, "closed")
+	g, err := os.OpenFile(closed, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.WriteString("closed"); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Unix(1_000_000_000, 0)
+	if err := os.Chtimes(closed, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Chown(1000, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Chmod(0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gone"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	if fd, err := os.Open(dir); err != nil {
+		t.Fatal(err)
+	} else if err := fd.Sync(); err != nil { // the directory's fsync: the removal is durable
+		t.Fatal(err)
+	} else {
+		fd.Close()
+	}
 	d.kill()
 	f.Close()
 	if _, err := os.ReadDir(dir); !errors.Is(err, syscall.ENOTCONN) {
@@ -175,6 +215,12 @@ func TestFuseKilledDaemon(t *testing.T) {
 	if got := c.ok(nil, "-w", "w", "cat", "synced"); got != "durable" {
 		t.Errorf("fsync'd data after SIGKILL: %q", got)
 	}
+	var st httpapi.Entry
+	c.json(&st, "-w", "w", "stat", "closed")
+	if st.Size != int64(len("closed")) || st.Mode != "0600" || st.UID != 1000 || st.GID != 1000 || !st.Mtime.Equal(mtime) {
+		t.Errorf("closed file after SIGKILL: %+v", st)
+	}
+	c.fails(exitNotFound, nil, "-w", "w", "stat", "gone")
 	c.ok(nil, "fsck")
 }
 
