@@ -197,10 +197,19 @@ func (f *Feed) publish(es []Event, all bool) {
 	}
 }
 
-// wakeFor returns the channel closed when the cursor may have more: the
-// store-wide one, or its workspace's. The caller holds mu's read lock.
-func (c *Cursor) wakeFor() <-chan struct{} {
-	f, ws := c.f, c.flt.WorkspaceID
+// Changed returns a channel closed at the next publication of an event
+// of workspace ws ("" any workspace). A subscriber that takes it before
+// reading what its cursors hold misses nothing: whatever is published
+// after closes it.
+func (f *Feed) Changed(ws string) <-chan struct{} {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.wakeFor(ws)
+}
+
+// wakeFor returns the channel closed when a cursor of workspace ws ("" a
+// store-wide one) may have more. The caller holds mu's read lock.
+func (f *Feed) wakeFor(ws string) <-chan struct{} {
 	if ws == "" {
 		return f.wake
 	}
@@ -306,6 +315,31 @@ func (c *Cursor) Poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
 	return c.PollAppend(ctx, nil)
 }
 
+// PollReady is PollAppend for a writer that must not wait on the log:
+// it appends what the ring holds after the cursor (nothing when the
+// cursor is caught up) and reports false, appending nothing, when the
+// cursor has fallen behind the ring, where only PollAppend goes on.
+func (c *Cursor) PollReady(dst []Event) ([]Event, bool) {
+	f := c.f
+	n := len(dst)
+	for {
+		f.mu.RLock()
+		if c.pos >= f.last {
+			f.mu.RUnlock()
+			return dst, true
+		}
+		if c.pos < f.covered {
+			f.mu.RUnlock()
+			return dst, false
+		}
+		dst = c.fromRing(dst)
+		f.mu.RUnlock()
+		if dst = c.flt.match(dst, n); len(dst) > n {
+			return dst, true
+		}
+	}
+}
+
 // PollAppend is Poll appending the events to dst and returning the
 // extended slice (dst itself, with its length, when there are none): a
 // subscriber that passes the same buffer each time allocates nothing
@@ -317,7 +351,7 @@ func (c *Cursor) PollAppend(ctx context.Context, dst []Event) ([]Event, <-chan s
 		f.mu.RLock()
 		last, covered := f.last, f.covered
 		if c.pos >= last {
-			wake := c.wakeFor()
+			wake := f.wakeFor(c.flt.WorkspaceID)
 			f.mu.RUnlock()
 			return dst, wake, nil
 		}

@@ -261,6 +261,55 @@ func TestPollAppend(t *testing.T) {
 	}
 }
 
+// TestPollReady: PollReady reads the ring and never the log: a cursor
+// behind the ring gets false and nothing, and goes on with PollAppend; a
+// caught-up cursor gets true and nothing. Changed is closed by the next
+// event of its workspace, not another's.
+func TestPollReady(t *testing.T) {
+	log := audit.NewLog(memmeta.New())
+	for range 3 {
+		record(t, log, "w") // before the feed: only in the database
+	}
+	f := newFeed(t, log, feed.Options{Ring: 4})
+	c, err := f.Subscribe(t.Context(), 0, feed.Filter{WorkspaceID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es, ok := c.PollReady(nil); ok || len(es) != 0 || c.Seq() != 0 {
+		t.Fatalf("behind the ring: %d events, ok %v, Seq %d", len(es), ok, c.Seq())
+	}
+	es, _, err := c.PollAppend(t.Context(), nil)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("PollAppend from the log: %d events, %v", len(es), err)
+	}
+	if es, ok := c.PollReady(nil); !ok || len(es) != 0 {
+		t.Fatalf("caught up: %d events, ok %v", len(es), ok)
+	}
+	changed, other := f.Changed("w"), f.Changed("v")
+	record(t, log, "v")
+	record(t, log, "w")
+	select {
+	case <-changed:
+	default:
+		t.Fatal("an event of w did not close Changed(w)")
+	}
+	select {
+	case <-other:
+	default:
+		t.Fatal("an event of v did not close Changed(v)")
+	}
+	es, ok := c.PollReady(es[:0])
+	if !ok || len(es) != 1 || es[0].WorkspaceID != "w" || c.Seq() != f.Last() {
+		t.Fatalf("from the ring: %v, ok %v, Seq %d of %d", es, ok, c.Seq(), f.Last())
+	}
+	for range 5 {
+		record(t, log, "w") // the ring (4) no longer covers the cursor
+	}
+	if es, ok := c.PollReady(es[:0]); ok || len(es) != 0 {
+		t.Fatalf("fallen behind the ring: %d events, ok %v", len(es), ok)
+	}
+}
+
 // TestWakeByWorkspace: an event wakes the waiting cursors of its
 // workspace and the store-wide ones, not those of other workspaces,
 // which still go past it when they read.

@@ -125,10 +125,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ws string) error
 	ready, _ := json.Marshal(EventReady{Seq: es.Seq(), Last: es.Last()})
 	fmt.Fprintf(w, "retry: 1000\nid: %d\nevent: ready\ndata: %s\n\n", es.Seq(), ready)
 	rc := http.NewResponseController(w)
+	if err := rc.Flush(); err != nil {
+		return nil // the client went
+	}
+	if d := s.direct(r, es); d != nil {
+		return s.streamDirect(ctx, d)
+	}
 	for {
-		if err := rc.Flush(); err != nil {
-			return nil // the client went
-		}
 		// One deadline per heartbeat, not per wait: a stream of a
 		// thousand subscribers wakes a thousand waits per event.
 		wait, cancel := context.WithTimeout(ctx, s.opts.Heartbeat)
@@ -138,18 +141,28 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ws string) error
 		case ctx.Err() != nil || errors.Is(err, errClientGone):
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+			if _, err := w.Write(heartbeat); err != nil {
 				return nil
 			}
 		default:
 			// The stream has begun: the error is its last event.
-			code, _ := classify(err)
-			data, _ := json.Marshal(apiError{Code: code, Message: err.Error()})
-			fmt.Fprintf(w, "event: error\ndata: %s\n\n", data)
-			rc.Flush()
+			w.Write(errorFrame(err))
 			return nil
 		}
+		if err := rc.Flush(); err != nil {
+			return nil // the client went
+		}
 	}
+}
+
+// heartbeat is the comment an idle stream sends.
+var heartbeat = []byte(": heartbeat\n\n")
+
+// errorFrame is the last event of a stream that failed.
+func errorFrame(err error) []byte {
+	code, _ := classify(err)
+	data, _ := json.Marshal(apiError{Code: code, Message: err.Error()})
+	return fmt.Appendf(nil, "event: error\ndata: %s\n\n", data)
 }
 
 // errClientGone stops a stream whose client went.
@@ -199,29 +212,58 @@ type frames struct {
 // it. Entries of one sequence number are one audit entry; the workspace
 // name is the stream's view of it.
 type frame struct {
-	seq int64
-	ws  string
-	b   []byte
+	seq     int64
+	ws      string
+	b       []byte
+	chunked []byte // b as one chunk of an HTTP/1.1 chunked body
 }
 
 // of returns the frame of e: "id: SEQ\nevent: change\ndata: JSON\n\n".
 func (f *frames) of(e Event) ([]byte, error) {
+	fr, err := f.frame(e)
+	if err != nil {
+		return nil, err
+	}
+	return fr.b, nil
+}
+
+// chunked returns the frame of e as one chunk of a chunked body.
+func (f *frames) chunked(e Event) ([]byte, error) {
+	fr, err := f.frame(e)
+	if err != nil {
+		return nil, err
+	}
+	return fr.chunked, nil
+}
+
+func (f *frames) frame(e Event) (*frame, error) {
 	slot := &f.slot[uint64(e.Seq)%uint64(len(f.slot))]
 	if fr := slot.Load(); fr != nil && fr.seq == e.Seq && fr.ws == e.Workspace {
-		return fr.b, nil
+		return fr, nil
 	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	fr := &frame{seq: e.Seq, ws: e.Workspace, b: fmt.Appendf(nil, "id: %d\nevent: change\ndata: %s\n\n", e.Seq, data)}
+	b := fmt.Appendf(nil, "id: %d\nevent: change\ndata: %s\n\n", e.Seq, data)
+	fr := &frame{seq: e.Seq, ws: e.Workspace, b: b, chunked: chunk(nil, b)}
 	slot.Store(fr)
-	return fr.b, nil
+	return fr, nil
+}
+
+// chunk appends b to dst as one chunk of an HTTP/1.1 chunked body.
+func chunk(dst, b []byte) []byte {
+	dst = strconv.AppendInt(dst, int64(len(b)), 16)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, b...)
+	return append(dst, "\r\n"...)
 }
 
 // localStream is Local's EventStream: a feed cursor, with workspace names.
 type localStream struct {
+	f      *feed.Feed
 	c      *feed.Cursor
+	wsID   string // the workspace of a workspace's stream ("" store-wide)
 	last   int64
 	finite bool // LocalOptions.FiniteEvents
 	names  *workspaceNames
@@ -248,13 +290,9 @@ var _ appendStream = (*localStream)(nil)
 // appendNext is Next appending to dst.
 func (s *localStream) appendNext(ctx context.Context, dst []Event) ([]Event, error) {
 	for {
-		es, wake, err := s.c.PollAppend(ctx, s.buf[:0])
-		s.buf = es
-		if err != nil {
-			return dst, err
-		}
-		if len(es) > 0 {
-			break
+		es, wake, err := s.poll(ctx, dst)
+		if err != nil || len(es) > len(dst) {
+			return es, err
 		}
 		if s.finite && s.c.Seq() >= s.last {
 			return dst, io.EOF
@@ -265,11 +303,32 @@ func (s *localStream) appendNext(ctx context.Context, dst []Event) ([]Event, err
 			return dst, ctx.Err()
 		}
 	}
+}
+
+// poll appends the events there are now to dst, without waiting; when
+// there are none, wake is closed once there may be more.
+func (s *localStream) poll(ctx context.Context, dst []Event) (_ []Event, wake <-chan struct{}, err error) {
+	s.buf, wake, err = s.c.PollAppend(ctx, s.buf[:0])
+	return s.named(ctx, dst), wake, err
+}
+
+// ready appends the events the feed holds in memory to dst; false when
+// the stream has fallen behind them and only poll (reading the log) can
+// go on.
+func (s *localStream) ready(ctx context.Context, dst []Event) ([]Event, bool) {
+	var ok bool
+	s.buf, ok = s.c.PollReady(s.buf[:0])
+	return s.named(ctx, dst), ok
+}
+
+// named appends the cursor's events in s.buf to dst with their
+// workspace names.
+func (s *localStream) named(ctx context.Context, dst []Event) []Event {
 	for _, e := range s.buf {
 		dst = append(dst, Event{Entry: e, Workspace: s.names.name(ctx, e.WorkspaceID)})
 	}
 	clear(s.buf) // the events stay the feed's
-	return dst, nil
+	return dst
 }
 
 // Events subscribes to the changes of workspace ws ("" every workspace)
@@ -309,7 +368,7 @@ func (l *Local) Events(ctx context.Context, ws, p string, since int64) (EventStr
 	if err != nil {
 		return nil, err
 	}
-	return &localStream{c: c, last: last, finite: l.opts.FiniteEvents, names: names}, nil
+	return &localStream{f: f, c: c, wsID: flt.WorkspaceID, last: last, finite: l.opts.FiniteEvents, names: names}, nil
 }
 
 // workspaceNames names the workspaces of one stream's events, reading

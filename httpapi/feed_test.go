@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,18 +317,36 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// TestEventsSlowReaders: connections that never read their stream hold
+// TestEventsSlowReaders: connections that do not read their stream hold
 // nothing up: a subscriber that reads receives every one of many events
 // while they are written. (Were the writers or it blocked, the test
-// would hang.)
+// would hang.) The workspace's streams that were not read, whose socket
+// buffers filled while the shared writers wrote (feeddirect.go), then
+// hold every event in order when they are read.
 func TestEventsSlowReaders(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
+	// The server's send buffers are small, so the unread streams fill up
+	// within a few events and the shared writers hand them over.
+	srv := httptest.NewUnstartedServer(httpapi.Guard(httpapi.NewServer(httpapi.Options{API: e.local, Logger: quiet}).Handler()))
+	srv.Config = httpapi.HTTPServer(srv.Config.Handler)
+	srv.Listener = smallSends{srv.Listener}
+	srv.Start()
+	defer srv.Close()
+	e.url = srv.URL
 	_, err := e.local.CreateWorkspace(ctx, httpapi.CreateRequest{Name: "w"})
 	must(t, err)
-	for range 20 {
-		_, stop := sseLines(t, e.url+"/v1/events?since=0")
+	var slow []*bufio.Scanner
+	for i := range 20 {
+		u := e.url + "/v1/events?since=0"
+		if i%2 == 1 {
+			u = e.url + "/v1/workspaces/w/events"
+		}
+		sc, stop := sseLines(t, u)
 		defer stop()
+		if i%2 == 1 {
+			slow = append(slow, sc)
+		}
 	}
 	s, err := e.client.Events(ctx, "w", "", httpapi.Now)
 	must(t, err)
@@ -349,4 +368,39 @@ func TestEventsSlowReaders(t *testing.T) {
 	if !strings.HasPrefix(got[n-1].Changed[0], fmt.Sprintf("f%d-", n-1)) {
 		t.Errorf("last event %+v", got[n-1])
 	}
+	var want []string
+	for _, ev := range got {
+		want = append(want, strconv.FormatInt(ev.Seq, 10))
+	}
+	for i, sc := range slow {
+		if ids := changeIDs(sc, n); !slices.Equal(ids, want) {
+			t.Errorf("slow stream %d: %d change events, want %d in order", i, len(ids), n)
+		}
+	}
+}
+
+// smallSends gives each connection it accepts an 8 KiB send buffer.
+type smallSends struct{ net.Listener }
+
+func (l smallSends) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(8 << 10)
+	}
+	return c, err
+}
+
+// changeIDs reads the ids of the next n change events of a raw stream.
+func changeIDs(sc *bufio.Scanner, n int) []string {
+	var ids []string
+	id := ""
+	for len(ids) < n && sc.Scan() {
+		switch l := sc.Text(); {
+		case strings.HasPrefix(l, "id: "):
+			id = strings.TrimPrefix(l, "id: ")
+		case l == "event: change":
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -32,6 +32,10 @@ func TestFramesShareOnlyTheSameEvent(t *testing.T) {
 			if want := fmt.Sprintf("id: %d\nevent: change\ndata: %s\n\n", e.Seq, data); string(got) != want {
 				t.Errorf("round %d, event %d of %q: frame\n%s\nwant\n%s", round, e.Seq, e.Workspace, got, want)
 			}
+			chunked, err := f.chunked(e)
+			if want := fmt.Sprintf("%x\r\n%s\r\n", len(got), got); err != nil || string(chunked) != want {
+				t.Errorf("round %d, event %d of %q: chunk %q, want %q (%v)", round, e.Seq, e.Workspace, chunked, want, err)
+			}
 		}
 	}
 }

@@ -72,6 +72,7 @@ type Server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	frames frames // feed.go
+	fan    fanout // feeddirect.go
 }
 
 // NewServer returns a Server for opts.API.
@@ -125,6 +126,7 @@ func HTTPServer(h http.Handler) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ConnContext:       withConn, // feeddirect.go
 	}
 }
 
