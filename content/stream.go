@@ -51,7 +51,6 @@ func (s *Store) chunkStream(ctx context.Context, r io.Reader, win *sharedWindow,
 	p := s.opts.Params
 	is := &intentSet{}
 	pool := s.newPutPool(ctx, is)
-	ctx = pool.ctx
 	var exts []Extent
 	var hashes []*cas.Hash
 	n, start, end, eof := int64(k), 0, k, false
@@ -92,8 +91,10 @@ func (s *Store) chunkStream(ctx context.Context, r io.Reader, win *sharedWindow,
 			case err != nil:
 				return fmt.Errorf("read: %w", err)
 			}
-			if err := ctx.Err(); err != nil {
-				return context.Cause(ctx)
+			// A failed put, or the caller's ctx ending, stops the
+			// reading: pool.ctx.
+			if err := pool.ctx.Err(); err != nil {
+				return context.Cause(pool.ctx)
 			}
 		}
 	}()
