@@ -142,17 +142,61 @@ func (s *Server) Wait() { s.srv.Wait() }
 
 // Unmount unmounts the file system (lazily if it is busy, so it always
 // goes away) and stops watching the workspaces. It is idempotent.
+//
+// It waits for the kernel to end the connection, at most unmountWait
+// once the mount is gone from this mount namespace: a namespace made
+// while it was mounted (unshare -m, ip netns exec, a container started
+// meanwhile: any process of the host) holds a copy of the mount, which
+// keeps the connection up until that namespace goes. What reaches the
+// file system through such a copy is still served (the caller may
+// close the FS: it then fails); a lazily detached mount, whose open
+// files keep it, is waited for until they close.
 func (s *Server) Unmount() error {
 	s.once.Do(func() {
-		if err := s.srv.Unmount(); err != nil {
+		unmounted := make(chan error, 1)
+		go func() {
+			err := s.srv.Unmount() // waits for the connection to end
+			if err == nil {
+				s.srv.Wait()
+			}
+			unmounted <- err
+		}()
+		if err := awaitUnmount(s.dir, unmounted); err != nil {
 			if err2 := Unmount(s.dir); err2 != nil && !errors.Is(err2, fs.ErrInvalid) {
 				s.closed = fmt.Errorf("unmount %s: %w", s.dir, errors.Join(err, err2))
 			}
+			s.srv.Wait()
 		}
-		s.srv.Wait()
 		s.root.stop()
 	})
 	return s.closed
+}
+
+// unmountWait bounds how long Unmount waits for the connection to end
+// once dir is no longer a mount point here.
+const unmountWait = time.Second
+
+// awaitUnmount returns the result of go-fuse's unmount of dir, or nil
+// when dir has not been a mount point of this namespace for unmountWait
+// (a copy in another namespace holds the connection).
+func awaitUnmount(dir string, unmounted <-chan error) error {
+	tick := time.NewTicker(unmountWait / 20)
+	defer tick.Stop()
+	var gone time.Time // since when dir is seen unmounted
+	for {
+		select {
+		case err := <-unmounted:
+			return err
+		case now := <-tick.C:
+			if mounted, err := Mounted(dir); err != nil || mounted {
+				gone = time.Time{}
+			} else if gone.IsZero() {
+				gone = now
+			} else if now.Sub(gone) >= unmountWait {
+				return nil
+			}
+		}
+	}
 }
 
 // CheckMountpoint fails unless dir is an empty directory that is not

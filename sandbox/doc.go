@@ -16,7 +16,9 @@
 // confinement. Afterwards the fork's changes (vfs.Diff of its root before
 // and after: exact, no walk) are applied to the workspace with
 // vfs.ApplyDiff in one batch — all or none, as the pull-back below, and
-// reported in the same shape — and the fork is deleted. The disk limit
+// reported in the same shape — and the fork is deleted; a copy of the
+// mount that a process of the host made meanwhile (a mount namespace of
+// its own) does not hold the run up (fusefs.Server.Unmount). The disk limit
 // is measured on the fork's usage while it runs; its quota (twice the
 // disk limit) is a backstop. A killed process leaves a dead mount and a
 // scratch fork: the next run on the work dir removes both first (the
