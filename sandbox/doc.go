@@ -270,6 +270,7 @@
 // processes); direct writes to the workspace may go on while a command
 // runs. Across work dirs, Options.Runs (by default a process-wide Limiter
 // of DefaultMaxRuns) bounds the commands running at once; the others
-// wait in arrival order (ExecResult.Queued), and a request cancelled
-// while it waits runs nothing.
+// wait in arrival order (ExecResult.Queued). A request cancelled while it
+// waits, for its work dir or for a slot, runs nothing and returns at
+// once.
 package sandbox

@@ -218,6 +218,56 @@ func TestRunLimiter(t *testing.T) {
 	}
 }
 
+// TestRunWaitingForWorkDir: a run waiting for its work dir, behind a run
+// of this process (the dir's mutex) or of another (its lock file), runs
+// nothing and returns once cancelled, not when the other run ends.
+func TestRunWaitingForWorkDir(t *testing.T) {
+	s, ws := newShell(t, Options{})
+	mustExec(t, s, "true") // creates the state directory
+	for _, c := range []struct {
+		name string
+		hold func() (release func())
+	}{
+		{"this process", func() func() {
+			s.st.mu.Lock()
+			return s.st.mu.Unlock
+		}},
+		{"another process", func() func() {
+			f, err := lockFile(s.stateDir(), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() { f.Close() }
+		}},
+	} {
+		release := c.hold()
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Exec(ctx, provider.ExecRequest{Command: "echo ran > ran"})
+			done <- err
+		}()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute):
+			t.Errorf("%s: a cancelled run waits for the run before it to end", c.name)
+			release()
+			err = <-done
+			release = func() {}
+		}
+		cancel()
+		release()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: exec behind a run: %v, want context.DeadlineExceeded", c.name, err)
+		}
+		if _, ok := readWS(t, ws, "ran"); ok {
+			t.Errorf("%s: a run cancelled while waiting for its work dir ran", c.name)
+		}
+	}
+	mustExec(t, s, "true")
+}
+
 // TestRequestLimitsCapped: a request's limits are lowered to the
 // server's maximum, its zero fields take the server's defaults, and the
 // run reports the limits it had.

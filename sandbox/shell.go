@@ -131,7 +131,7 @@ type Stats struct {
 // Shell runs commands against one workspace, confined by bubblewrap. It
 // implements provider.Shell. Execs on one work dir run one at a time (in
 // this process and across processes: a lock file), so concurrent calls are
-// safe and serialised.
+// safe and serialised; one waiting its turn gives up when its ctx ends.
 type Shell struct {
 	ws   *forkspace.Workspace
 	opts Options
@@ -144,7 +144,9 @@ var _ provider.Shell = (*Shell)(nil)
 // dirState is what this process knows of one work dir, shared by every
 // Shell on it.
 type dirState struct {
-	mu     sync.Mutex
+	// mu is held by the run in flight, the whole run: the others wait
+	// their turn, and give up waiting when their ctx ends.
+	mu     turn
 	wsID   string
 	synced cas.Hash // the workspace root the work dir mirrors
 	// man is nil when the work dir's contents are unknown: the next run
@@ -199,7 +201,7 @@ func New(ws *forkspace.Workspace, opts Options) *Shell {
 	if err != nil {
 		dir = filepath.Clean(opts.WorkDir)
 	}
-	st, _ := states.LoadOrStore(dir, &dirState{})
+	st, _ := states.LoadOrStore(dir, &dirState{mu: make(turn, 1)})
 	return &Shell{ws: ws, opts: opts, dir: dir, st: st.(*dirState)}
 }
 
@@ -272,10 +274,12 @@ func (s *Shell) ExecStream(ctx context.Context, req provider.ExecRequest, stdout
 		return res, fmt.Errorf("exec: bubblewrap (Debian package bubblewrap) not found: %w: %w", errors.ErrUnsupported, err)
 	}
 	st := s.st
-	st.mu.Lock()
+	if err := st.mu.lockContext(ctx); err != nil {
+		return res, fmt.Errorf("exec: waiting for the run in flight: %w", err)
+	}
 	defer st.mu.Unlock()
 	st.touchWatch()
-	unlock, err := s.lock()
+	unlock, err := s.lock(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -538,9 +542,10 @@ func (s *Shell) advance(ctx context.Context) error {
 func (s *Shell) stateDir() string { return s.dir + ".state" }
 
 // lock creates the work and state directories if needed and takes the
-// work dir's lock file (flock), waiting for another process's run. It
-// drops the in-memory manifest when another process used the dir since.
-func (s *Shell) lock() (unlock func(), err error) {
+// work dir's lock file (flock), waiting for another process's run until
+// ctx ends. It drops the in-memory manifest when another process used the
+// dir since.
+func (s *Shell) lock(ctx context.Context) (unlock func(), err error) {
 	if filepath.Dir(s.dir) == defaultBase() {
 		if err := privateDir(defaultBase()); err != nil {
 			return nil, fmt.Errorf("exec: create work dir: %w", err)
@@ -554,9 +559,9 @@ func (s *Shell) lock() (unlock func(), err error) {
 	if err := searchable(s.stateDir()); err != nil {
 		return nil, fmt.Errorf("exec: create work dir: %w", err)
 	}
-	f, err := lockFile(s.stateDir(), true)
+	f, err := lockFileContext(ctx, s.stateDir())
 	if errors.Is(err, errSwept) {
-		return s.lock() // removed by Sweep while this waited: create it again
+		return s.lock(ctx) // removed by Sweep while this waited: create it again
 	}
 	if err != nil {
 		return nil, fmt.Errorf("exec: lock work dir: %w", err)
@@ -704,4 +709,31 @@ func (s *Shell) Discard() error {
 		return fmt.Errorf("discard work dir: %w", err)
 	}
 	return nil
+}
+
+// turn is a mutex whose lockContext gives up when its context ends: a
+// run waiting for its turn on a work dir ends at once when it is killed.
+type turn chan struct{}
+
+func (t turn) Lock() { t <- struct{}{} }
+
+func (t turn) Unlock() { <-t }
+
+func (t turn) TryLock() bool {
+	select {
+	case t <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// lockContext locks t, or fails with ctx's error once ctx ends.
+func (t turn) lockContext(ctx context.Context) error {
+	select {
+	case t <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -61,6 +61,24 @@ func lockFile(stateDir string, wait bool) (*os.File, error) {
 	return f, nil
 }
 
+// lockFileContext is lockFile that waits for the holder until ctx ends
+// (polling: a flock cannot be waited for with a context).
+func lockFileContext(ctx context.Context, stateDir string) (*os.File, error) {
+	delay := time.Millisecond
+	for {
+		f, err := lockFile(stateDir, false)
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return f, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
 // SweepOptions configure Sweep.
 type SweepOptions struct {
 	// Dir holds the work dirs (default: the default base,

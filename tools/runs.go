@@ -317,9 +317,7 @@ func runKillTool(_ context.Context, c *call, in runIn) (string, error) {
 	select {
 	case <-r.done:
 	case <-t.C:
-		// Runs of one workspace take turns: a run still waiting for its
-		// turn ends when it gets it.
-		return fmt.Sprintf("%s is killed and ends when the workspace's current run ends\n%s", r.id, r.status()), nil
+		return fmt.Sprintf("%s is killed but has not ended yet; exec_wait follows it\n%s", r.id, r.status()), nil
 	}
 	return r.status(), nil
 }

@@ -84,6 +84,35 @@ func TestExecBackground(t *testing.T) {
 	e.fails("exec_tail", M{"run": id, "bytes": 65537}, "bytes must be between 0 and 65536")
 }
 
+// TestExecKillQueued: a run waiting for its turn behind another run of
+// the workspace ends at once when killed, the running one untouched (it
+// used to wait for the running one to end, exec_kill giving up after
+// killWait).
+func TestExecKillQueued(t *testing.T) {
+	e := newSandboxEnv(t, tools.Options{})
+	running := e.start("echo started; sleep 600")
+	for range 600 {
+		if strings.HasSuffix(e.ok("exec_tail", M{"run": running}), "started\n") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	queued := e.start("echo ran > ran.txt")
+	time.Sleep(500 * time.Millisecond) // nothing tells a run waits its turn: let it get there
+	if got := e.ok("exec_kill", M{"run": queued}); !strings.Contains(got, queued+" finished") {
+		t.Errorf("exec_kill of a queued run:\n%s", got)
+	}
+	if got := e.ok("exec_status", M{"run": running}); !strings.Contains(got, running+" is running") {
+		t.Errorf("the running run after a queued one was killed:\n%s", got)
+	}
+	if got := e.ok("exec_kill", M{"run": running}); !strings.Contains(got, running+" finished") {
+		t.Errorf("exec_kill:\n%s", got)
+	}
+	if _, err := e.ws.FS().Stat(context.Background(), "ran.txt"); err == nil {
+		t.Error("the killed queued run ran")
+	}
+}
+
 // TestExecBackgroundCap: at most MaxRuns runs are kept; when they are
 // all running the next start is refused, and a finished one makes room.
 func TestExecBackgroundCap(t *testing.T) {
@@ -93,8 +122,8 @@ func TestExecBackgroundCap(t *testing.T) {
 		ids = append(ids, e.start("sleep 600"))
 	}
 	e.fails("exec", M{"command": "true", "background": true}, "background runs are running")
-	// Runs of one workspace take turns: kill them all at once, so the one
-	// running ends and the others end as they get their turn.
+	// Runs of one workspace take turns: the one running and those
+	// waiting their turn end at once.
 	var wg sync.WaitGroup
 	for _, id := range ids {
 		wg.Go(func() { e.ok("exec_kill", M{"run": id}) })
