@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/internal/pgtest"
 	"github.com/forkspace/forkspace/meta"
@@ -50,6 +52,40 @@ func TestSharedAndExclusive(t *testing.T) {
 	}
 	if _, err := openWith(t, url2, pgmeta.Options{Shared: true}); !errors.Is(err, errdefs.ErrBusy) {
 		t.Errorf("shared beside an exclusive user: %v, want ErrBusy", err)
+	}
+}
+
+// TestOwnerReleased: a store closed is free for the next process at
+// once, and so, within ownerWait, is one whose holder died (its
+// connection cut without a goodbye, as by SIGKILL).
+func TestOwnerReleased(t *testing.T) {
+	url := pgtest.DB(t)
+	for i := range 20 {
+		s, err := openWith(t, url, pgmeta.Options{Exclusive: true})
+		if err != nil {
+			t.Fatalf("open %d right after the previous Close: %v", i, err)
+		}
+		s.Close()
+	}
+	ctx := t.Context()
+	for i := range 5 {
+		held, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bool
+		if err := held.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, pgmeta.OwnerLockKey).Scan(&got); err != nil || !got {
+			t.Fatalf("take the owner lock: %v, %v", got, err)
+		}
+		if _, err := openWith(t, url, pgmeta.Options{Exclusive: true}); !errors.Is(err, errdefs.ErrBusy) {
+			t.Fatalf("open beside a live holder: %v, want ErrBusy", err)
+		}
+		held.PgConn().Conn().Close() // the holder dies
+		s, err := openWith(t, url, pgmeta.Options{Exclusive: true})
+		if err != nil {
+			t.Fatalf("open %d right after the holder died: %v", i, err)
+		}
+		s.Close()
 	}
 }
 

@@ -114,8 +114,14 @@ func Open(ctx context.Context, rawURL string, opts Options) (_ *Store, err error
 // (the first 8 bytes of "fks-ownr").
 const ownerLockKey int64 = 0x666b732d6f776e72
 
+// ownerWait is how long takeOwnership tries again before it reports the
+// store busy: a process killed while it held the store leaves the lock to
+// its server process, which releases it once it notices the connection
+// gone (at once when idle, after the statement it runs otherwise).
+const ownerWait = 500 * time.Millisecond
+
 // takeOwnership takes the owner lock, exclusive or shared, on a connection
-// taken out of the pool, which keeps it until Close.
+// taken out of the pool, which keeps it until Close (which releases it).
 func takeOwnership(ctx context.Context, pool *pgxpool.Pool, shared bool) (*pgx.Conn, error) {
 	pc, err := pool.Acquire(ctx)
 	if err != nil {
@@ -127,9 +133,14 @@ func takeOwnership(ctx context.Context, pool *pgxpool.Pool, shared bool) (*pgx.C
 	if shared {
 		query = `SELECT pg_try_advisory_lock_shared($1)`
 	}
-	if err := conn.QueryRow(ctx, query, ownerLockKey).Scan(&got); err != nil {
-		conn.Close(context.Background())
-		return nil, translate(err)
+	for deadline := time.Now().Add(ownerWait); ; time.Sleep(ownerWait / 20) {
+		if err := conn.QueryRow(ctx, query, ownerLockKey).Scan(&got); err != nil {
+			conn.Close(context.Background())
+			return nil, translate(err)
+		}
+		if got || time.Now().After(deadline) {
+			break
+		}
 	}
 	if !got {
 		conn.Close(context.Background())
@@ -318,7 +329,12 @@ func (s *Store) Close() error {
 	s.calls.Wait()
 	err := s.db.Close()
 	if s.owner != nil {
-		err = errors.Join(err, s.owner.Close(context.Background()))
+		// Released before Close returns: the next process may open the
+		// store at once, not once the server process has ended the session.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, unlockErr := s.owner.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+		cancel()
+		err = errors.Join(err, translate(unlockErr), s.owner.Close(context.Background()))
 	}
 	s.pool.Close()
 	if err != nil {
