@@ -23,7 +23,9 @@
 // header) makes the store fall back, for its lifetime, to HeadObject then
 // an unconditional PutObject: still idempotent, with a window in which
 // two writers of the same blob both write (identical bytes). Every Put
-// sends Content-MD5, so a body damaged on the way is refused, not stored.
+// signs the SHA-256 of its body (x-amz-content-sha256), which the server
+// checks, so a body damaged on the way is refused, not stored (a
+// Content-MD5 on top would hash every byte a third time).
 // S3 commits a PutObject whole or not at all, so a reader never sees a
 // prefix and a retried Put never leaves half a blob.
 //

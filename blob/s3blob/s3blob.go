@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/md5"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -196,13 +194,13 @@ func (s *Store) present(ctx context.Context, id cas.Hash, size int) (bool, error
 }
 
 func (s *Store) put(ctx context.Context, id cas.Hash, data []byte, conditional bool) error {
-	sum := md5.Sum(data)
+	// No Content-MD5: the request signs the body's SHA-256
+	// (x-amz-content-sha256), which the server checks (TestDamagedOnTheWay).
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(s.Key(id)),
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
-		ContentMD5:    aws.String(base64.StdEncoding.EncodeToString(sum[:])),
 		ContentType:   aws.String("application/octet-stream"),
 	}
 	if conditional {

@@ -210,6 +210,35 @@ func TestFaults(t *testing.T) {
 	f.Clear()
 }
 
+// TestDamagedOnTheWay: a PUT whose body is damaged between the store and
+// the server is refused by the server (the body's SHA-256 is signed), so
+// the put fails and stores nothing, or stores the right bytes on a retry.
+func TestDamagedOnTheWay(t *testing.T) {
+	v := s3test.StartVersity(t, bucket)
+	f := s3test.StartFaults(t, v.Direct)
+	s := open(t, fresh(t, f.URL))
+	defer s.Close()
+	ctx := t.Context()
+	id, data := blobtest.Blob(7, 50000)
+	f.Inject("PUT", slices.Repeat([]s3test.Fault{s3test.Corrupt}, s3blob.DefaultMaxAttempts)...)
+	err := s.Put(ctx, id, data)
+	if stored, ok := v.Object(t, bucket, s.Key(id)); ok && !bytes.Equal(stored, data) {
+		t.Fatalf("a body damaged on the way was stored (put: %v)", err)
+	} else if err == nil && !ok {
+		t.Fatal("put succeeded and stored nothing")
+	}
+	if f.Injected() == 0 {
+		t.Fatal("no body was damaged")
+	}
+	f.Clear()
+	if err := s.Put(ctx, id, data); err != nil {
+		t.Fatal(err)
+	}
+	if stored, ok := v.Object(t, bucket, s.Key(id)); !ok || !bytes.Equal(stored, data) {
+		t.Fatalf("bucket holds %d bytes after a clean put (present %v)", len(stored), ok)
+	}
+}
+
 // TestNoConditionalCreate: a server that answers If-None-Match with 501
 // gets HEAD then an unconditional PUT, and no PUT for a blob it holds.
 func TestNoConditionalCreate(t *testing.T) {

@@ -36,6 +36,9 @@ const (
 	// NotImplemented answers 501 NotImplemented without forwarding, as a
 	// server that does not implement a header the request carries.
 	NotImplemented
+	// Corrupt forwards the request with one byte of its body flipped, as
+	// a body damaged on the way.
+	Corrupt
 )
 
 // StallLimit bounds how long a Stall holds a request.
@@ -119,6 +122,16 @@ func (f *Faults) serve(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		f.proxy.ServeHTTP(rec, r)
 		s3Error(w, http.StatusInternalServerError, "InternalError", "injected fault after the request took effect")
+	case Corrupt:
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		if len(body) > 0 {
+			body[len(body)/2] ^= 0xff
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.proxy.ServeHTTP(w, r)
 	case NotImplemented:
 		s3Error(w, http.StatusNotImplemented, "NotImplemented", "A header you provided implies functionality that is not implemented.")
 	case Stall:
