@@ -240,7 +240,7 @@ func (w *rewriter) add(ctx context.Context, pk meta.Pack) error {
 		return w.s.readRange(ctx, pk.ID, e.Offset, e.Size)
 	}
 	if w.cur == nil {
-		w.cur, w.from = newPack(), map[cas.Hash][]meta.PackEntry{}
+		w.cur, w.from = newPack(w.s.o.packRoom()), map[cas.Hash][]meta.PackEntry{}
 	}
 	if _, ok := w.from[pk.ID]; !ok {
 		w.from[pk.ID] = nil // retired even when nothing is copied
@@ -258,7 +258,7 @@ func (w *rewriter) add(ctx context.Context, pk meta.Pack) error {
 			if err := w.flush(ctx); err != nil {
 				return err
 			}
-			w.cur, w.from = newPack(), map[cas.Hash][]meta.PackEntry{pk.ID: nil}
+			w.cur, w.from = newPack(w.s.o.packRoom()), map[cas.Hash][]meta.PackEntry{pk.ID: nil}
 		}
 		w.cur.add(e.Hash, b)
 		w.from[pk.ID] = append(w.from[pk.ID], w.cur.entries[len(w.cur.entries)-1])

@@ -35,8 +35,11 @@ type pack struct {
 	err     error
 }
 
-func newPack() *pack {
-	buf := make([]byte, headerSize, 64<<10)
+// newPack returns an empty pack with room for about size bytes of blobs
+// (a pack grown by append would copy its bytes again each time it
+// doubled).
+func newPack(size int) *pack {
+	buf := make([]byte, headerSize, headerSize+size)
 	copy(buf, headerMagic)
 	_, _ = rand.Read(buf[len(headerMagic):headerSize]) // crypto/rand never fails
 	return &pack{buf: buf, at: map[cas.Hash]int{}, done: make(chan struct{})}

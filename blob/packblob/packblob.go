@@ -58,6 +58,14 @@ type Options struct {
 	ReadAhead  int
 }
 
+// packRoom is the room a pack being filled needs: it is sealed once it
+// holds PackSize bytes, so the last blob may take it MaxPacked past
+// that, and its index follows (48 bytes a blob: room for blobs of 12 KiB
+// on average; a pack of smaller ones grows once more).
+func (o Options) packRoom() int {
+	return o.PackSize + o.MaxPacked + (o.PackSize+o.MaxPacked)/256
+}
+
 // Store is a blob.Store that packs small blobs (see the package
 // documentation). It is safe for concurrent use.
 type Store struct {
@@ -86,7 +94,7 @@ func New(blobs blob.Store, o Options) (*Store, error) {
 	o.PackSize = cmp.Or(o.PackSize, DefaultPackSize)
 	o.Uploads = cmp.Or(o.Uploads, DefaultUploads)
 	o.ReadAhead = cmp.Or(o.ReadAhead, DefaultReadAhead)
-	s := &Store{blobs: blobs, o: o, open: newPack()}
+	s := &Store{blobs: blobs, o: o, open: newPack(o.packRoom())}
 	s.deferred, _ = blobs.(blob.Deferred)
 	s.ranges, _ = o.Packs.(blob.RangeReader)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -220,7 +228,7 @@ func (s *Store) sealLocked() {
 		return
 	}
 	p.finish()
-	s.open = newPack()
+	s.open = newPack(s.o.packRoom())
 	s.sealed = append(s.sealed, p)
 	s.uploads.Add(1)
 	go s.upload(p)
