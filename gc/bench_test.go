@@ -1,10 +1,8 @@
 package gc_test
 
 import (
-	"archive/tar"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/internal/benchtree"
 	"github.com/forkspace/forkspace/transfer"
 )
 
@@ -104,7 +103,7 @@ func buildStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := transfer.ImportTar(ctx, base.FS, "/", benchTar(b, files), transfer.Options{}); err != nil {
+		if err := transfer.ImportTar(ctx, base.FS, "/", benchtree.Tar(files), transfer.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		if err := e.s.Close(); err != nil {
@@ -122,7 +121,7 @@ func buildStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 			b.Fatal(err)
 		}
 		for i := range 10 {
-			if err := f.WriteFile(ctx, fmt.Sprintf("d%d/own%d", i, i), randomBytes(uint64(1e9+st.forks*10+i), 1<<10), 0o644); err != nil {
+			if err := f.WriteFile(ctx, fmt.Sprintf("d%d/own%d", i, i), benchtree.Bytes(uint64(1e9+st.forks*10+i), 1<<10), 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -132,7 +131,7 @@ func buildStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := w.WriteFile(ctx, fmt.Sprintf("d%d/cp", st.cps%100), randomBytes(uint64(2e9+st.cps), 1<<10), 0o644); err != nil {
+		if err := w.WriteFile(ctx, fmt.Sprintf("d%d/cp", st.cps%100), benchtree.Bytes(uint64(2e9+st.cps), 1<<10), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := w.Checkpoint(ctx, ""); err != nil {
@@ -143,38 +142,6 @@ func buildStore(b *testing.B, name string, files, forks, checkpoints int) *env {
 		b.Fatal(err)
 	}
 	return e
-}
-
-// benchTar returns a tar stream of the base workspace's files, written
-// as it is read (a million files would not fit in memory).
-func benchTar(b *testing.B, files int) io.Reader {
-	const blobEvery = 50
-	pr, pw := io.Pipe()
-	go func() {
-		tw := tar.NewWriter(pw)
-		pw.CloseWithError(func() error {
-			for d := range 100 {
-				if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: fmt.Sprintf("d%d/", d), Mode: 0o755}); err != nil {
-					return err
-				}
-			}
-			for i := range files {
-				size := 1 << 10
-				if i%blobEvery == 0 {
-					size = 64 << 10
-				}
-				hdr := &tar.Header{Typeflag: tar.TypeReg, Name: fmt.Sprintf("d%d/f%d", i%100, i), Mode: 0o644, Size: int64(size)}
-				if err := tw.WriteHeader(hdr); err != nil {
-					return err
-				}
-				if _, err := tw.Write(randomBytes(uint64(i), size)); err != nil {
-					return err
-				}
-			}
-			return tw.Close()
-		}())
-	}()
-	return pr
 }
 
 // TestMain removes the benchmarks' stores.
@@ -252,7 +219,7 @@ func BenchmarkExecute(b *testing.B) {
 			if i%50 == 0 {
 				size = 64 << 10
 			}
-			if err := f.WriteFile(ctx, fmt.Sprintf("d%d/doomed%d", i%100, i), randomBytes(uint64(3e9+n*1000+i), size), 0o644); err != nil {
+			if err := f.WriteFile(ctx, fmt.Sprintf("d%d/doomed%d", i%100, i), benchtree.Bytes(uint64(3e9+n*1000+i), size), 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}

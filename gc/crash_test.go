@@ -12,6 +12,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/internal/benchtree"
 )
 
 // crashDirEnv names the store a crash child collects.
@@ -59,7 +60,7 @@ func TestGCCrash(t *testing.T) {
 		}
 		// Live data, and a fork full of garbage-to-be.
 		name := fmt.Sprintf("f%d", round)
-		live[name] = randomBytes(uint64(round), 1000+r.IntN(3000))
+		live[name] = benchtree.Bytes(uint64(round), 1000+r.IntN(3000))
 		if err := w.WriteFile(ctx, name, live[name], 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestGCCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 150 {
-			if err := g.WriteFile(ctx, fmt.Sprintf("g%d", i), randomBytes(uint64(1000*round+i), 600+i), 0o644); err != nil {
+			if err := g.WriteFile(ctx, fmt.Sprintf("g%d", i), benchtree.Bytes(uint64(1000*round+i), 600+i), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -308,16 +307,6 @@ func checkFiles(t fataler, what string, st readable, want files) {
 			t.Fatalf("%s: %s has %d bytes that differ from the %d written", what, name, len(b), len(data))
 		}
 	}
-}
-
-// randomBytes returns n bytes from seed.
-func randomBytes(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
 }
 
 // isNotExist reports whether err is fs.ErrNotExist.

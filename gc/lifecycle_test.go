@@ -6,6 +6,7 @@ import (
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/internal/benchtree"
 )
 
 // TestSeedLifecycle reproduces the seed's example lifecycle: A created, B
@@ -23,9 +24,9 @@ func TestSeedLifecycle(t *testing.T) {
 	// (one of 600 KiB spans several chunks), small ones inline bodies.
 	own := func(seed uint64) files {
 		return files{
-			"big":   randomBytes(seed, 40<<10),
-			"huge":  randomBytes(seed+1, 600<<10),
-			"small": randomBytes(seed+2, 300),
+			"big":   benchtree.Bytes(seed, 40<<10),
+			"huge":  benchtree.Bytes(seed+1, 600<<10),
+			"small": benchtree.Bytes(seed+2, 300),
 		}
 	}
 	write := func(ws *forkspace.Workspace, prefix string, f files) {

@@ -11,6 +11,7 @@ import (
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/internal/benchtree"
 )
 
 // listOnly hides a store's ListIDs, so a plan lists blobs with their Info.
@@ -30,7 +31,7 @@ func TestPlanListsIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if err := a.WriteFile(ctx, "f"+string(rune('a'+i)), randomBytes(uint64(i), 4<<10), 0o644); err != nil {
+		if err := a.WriteFile(ctx, "f"+string(rune('a'+i)), benchtree.Bytes(uint64(i), 4<<10), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -39,7 +40,7 @@ func TestPlanListsIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		if err := b.WriteFile(ctx, "g"+string(rune('a'+i)), randomBytes(uint64(100+i), 4<<10), 0o644); err != nil {
+		if err := b.WriteFile(ctx, "g"+string(rune('a'+i)), benchtree.Bytes(uint64(100+i), 4<<10), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,7 +50,7 @@ func TestPlanListsIDs(t *testing.T) {
 	// Orphans stored straight in the blob store, half of them aged past
 	// the grace period.
 	for i := range 10 {
-		data := randomBytes(uint64(200+i), 1<<10)
+		data := benchtree.Bytes(uint64(200+i), 1<<10)
 		id := cas.Sum(data)
 		if err := e.blobs.Put(ctx, id, data); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/gc"
+	"github.com/forkspace/forkspace/internal/benchtree"
 )
 
 // steps counts the property test's steps over all runs.
@@ -28,11 +29,11 @@ var steps atomic.Int64
 var pool = [][]byte{
 	nil,
 	[]byte("hello"),
-	randomBytes(1, 400),
-	randomBytes(2, inlineMax+1),
-	randomBytes(3, 3000),
-	randomBytes(4, 40<<10),
-	randomBytes(5, 300<<10),
+	benchtree.Bytes(1, 400),
+	benchtree.Bytes(2, inlineMax+1),
+	benchtree.Bytes(3, 3000),
+	benchtree.Bytes(4, 40<<10),
+	benchtree.Bytes(5, 300<<10),
 }
 
 type modelCheckpoint struct {
