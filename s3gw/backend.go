@@ -347,8 +347,19 @@ func (b *backend) PutObject(bucket, key string, meta map[string]string, input io
 	if err == nil && written != nil {
 		b.etags.put(bucket, p, written, sum.Sum(nil))
 	}
+	if err != nil {
+		// Read the rest of a refused body (within drainLimit) so that the
+		// client reads the error: a server that answers and closes with a
+		// body unread resets the connection, and the client sees the reset
+		// instead of QuotaExceeded or PreconditionFailed.
+		io.Copy(io.Discard, io.LimitReader(input, drainLimit))
+	}
 	return gofakes3.PutObjectResult{}, err
 }
+
+// drainLimit bounds what PutObject reads of a body it refused: past it
+// the connection is closed (and the client may see a reset).
+const drainLimit = 32 << 20
 
 // checkConditions applies If-Match / If-None-Match to the object at p.
 func (b *backend) checkConditions(f *vfs.FS, bucket, p string, cond *gofakes3.PutConditions) error {
