@@ -60,10 +60,7 @@ func BenchmarkGCPlanStores(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			w, err := st.Create(ctx, "base", forkspace.CreateOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			w := mustCreate(b, st, "base")
 			start := time.Now()
 			if err := transfer.ImportTar(ctx, w.FS, "/", benchtree.Tar(files), transfer.Options{}); err != nil {
 				b.Fatal(err)

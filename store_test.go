@@ -30,7 +30,7 @@ func openStore(t *testing.T, dir string) *forkspace.Store {
 	return st
 }
 
-func mustCreate(t *testing.T, st *forkspace.Store, name string) *forkspace.Workspace {
+func mustCreate(t testing.TB, st *forkspace.Store, name string) *forkspace.Workspace {
 	t.Helper()
 	w, err := st.Create(context.Background(), name, forkspace.CreateOptions{})
 	if err != nil {
