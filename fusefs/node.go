@@ -439,10 +439,14 @@ func (n *node) wroteHandles(except *handle) []*handle {
 }
 
 // syncWriters commits the writes of n's open handles but except (nil:
-// all of them).
+// all of them). A poisoned handle (vfs.File.Poisoned: a refused write
+// discarded its writes) has nothing to commit, and its failure is for
+// its own descriptors: the others read the committed contents. It stays
+// open until the kernel's RELEASE, which comes after its close(2)
+// returned, asynchronously: a read after that close may come first.
 func (n *node) syncWriters(except *handle) error {
 	for _, h := range n.wroteHandles(except) {
-		if err := h.f.Flush(); err != nil {
+		if err := h.f.Flush(); err != nil && !h.f.Poisoned() {
 			return err
 		}
 	}
@@ -528,10 +532,11 @@ func (n *node) writers() bool {
 }
 
 // stageWriters stages the writes of n's open handles (vfs.File.Stage):
-// committed behind what is queued, durable by their close.
+// committed behind what is queued, durable by their close. A poisoned
+// handle has nothing to stage (syncWriters).
 func (n *node) stageWriters() error {
 	for _, h := range n.wroteHandles(nil) {
-		if err := h.f.Stage(); err != nil {
+		if err := h.f.Stage(); err != nil && !h.f.Poisoned() {
 			return err
 		}
 	}

@@ -21,6 +21,7 @@ type file interface {
 	Sync() error
 	Close() error
 	Stat() (fs.FileInfo, error)
+	Poisoned() bool
 }
 
 var _ file = (*vfs.File)(nil)
@@ -118,6 +119,10 @@ func (v *virtualFile) Stage() error { return v.Sync() }
 func (v *virtualFile) Close() error { return nil }
 
 func (v *virtualFile) Stat() (fs.FileInfo, error) { return v.fs.Stat(v.ctx, v.name) }
+
+// Poisoned is false: a virtual file's writes do not fail, and a failed
+// Sync keeps them for a retry.
+func (v *virtualFile) Poisoned() bool { return false }
 
 // truncateVirtual resizes virtual file p (open(O_TRUNC) without a handle).
 func truncateVirtual(ctx context.Context, fsys *vfs.FS, p string, size int64) error {

@@ -265,6 +265,16 @@ func (h *File) poison(err error) error {
 	return err
 }
 
+// Poisoned reports whether a write failure poisoned h (see File): its
+// buffered writes are discarded, it has nothing left to commit, and its
+// later writes and commits (Flush, Stage, Sync, Close) fail with that
+// failure and change nothing.
+func (h *File) Poisoned() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.failed != nil
+}
+
 // Read reads from the current offset.
 func (h *File) Read(p []byte) (int, error) {
 	if err := h.begin("read"); err != nil {
