@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -18,12 +19,20 @@ import (
 // one object per blob, in one run, metadata in SQLite: in one batch (an
 // import) and by 16 concurrent writers (a commit each); then reads them
 // back after reopening the store, twice (cold, then through the disk
-// cache). docs/benchmarks.md:
+// cache). FORKSPACE_BENCH_S3_DELAY (a duration, "20ms") holds every
+// request that long in a proxy first, as an endpoint far away would.
+// docs/benchmarks.md:
 //
 //	go test -run '^$' -bench Packs -benchtime 1x -timeout 30m .
 func BenchmarkPacks(b *testing.B) {
 	const files, size = 10000, 64 << 10
 	v := s3test.StartVersity(b, "bench")
+	endpoint := v.Direct
+	if d, err := time.ParseDuration(os.Getenv("FORKSPACE_BENCH_S3_DELAY")); err == nil {
+		f := s3test.StartFaults(b, v.Direct)
+		f.Delay(d)
+		endpoint = f.URL
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	data := make([]byte, size)
 	for i := range data {
@@ -44,7 +53,7 @@ func BenchmarkPacks(b *testing.B) {
 					prefix++
 					dir := b.TempDir()
 					open := func() *forkspace.Store {
-						bs, err := versityBlobs(v.Direct, "bench", fmt.Sprintf("packs-%d", prefix))
+						bs, err := versityBlobs(endpoint, "bench", fmt.Sprintf("packs-%d", prefix))
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -55,6 +55,7 @@ type Faults struct {
 	mu       sync.Mutex
 	pending  map[string][]Fault // by method: the next requests' faults
 	injected int
+	delay    time.Duration
 }
 
 // StartFaults proxies to target ("http://host:port"), passing every
@@ -81,6 +82,15 @@ func (f *Faults) Inject(method string, faults ...Fault) {
 	f.pending[method] = append(f.pending[method], faults...)
 }
 
+// Delay holds every request d before it is served, as an endpoint far
+// away: a region's S3 answers a PUT in 10–50 ms, a server on loopback in
+// one or two.
+func (f *Faults) Delay(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delay = d
+}
+
 // Injected is how many faults were injected so far.
 func (f *Faults) Injected() int {
 	f.mu.Lock()
@@ -95,20 +105,29 @@ func (f *Faults) Clear() {
 	clear(f.pending)
 }
 
-func (f *Faults) next(method string) (Fault, bool) {
+// next returns the fault the next request with method meets, if any,
+// and how long to hold it first.
+func (f *Faults) next(method string) (Fault, bool, time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := f.pending[method]
 	if len(q) == 0 {
-		return 0, false
+		return 0, false, f.delay
 	}
 	f.pending[method] = q[1:]
 	f.injected++
-	return q[0], true
+	return q[0], true, f.delay
 }
 
 func (f *Faults) serve(w http.ResponseWriter, r *http.Request) {
-	fault, ok := f.next(r.Method)
+	fault, ok, delay := f.next(r.Method)
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if !ok {
 		f.proxy.ServeHTTP(w, r)
 		return
