@@ -39,6 +39,13 @@ type Store interface {
 	// (fs.ErrNotExist if absent).
 	GetInline(ctx context.Context, h cas.Hash) ([]byte, error)
 
+	// GetInlines reads many inline bodies at once (drivers send one query
+	// per batch of hashes) and calls fn with the bytes of each body of hs
+	// that exists, once per distinct hash, in no particular order. A body
+	// that is absent is not reported: the caller finds it missing. fn owns
+	// data; an error from fn stops the read and is returned.
+	GetInlines(ctx context.Context, hs []cas.Hash, fn func(h cas.Hash, data []byte) error) error
+
 	// Close releases the database. Calls after Close fail with fs.ErrClosed.
 	Close() error
 }

@@ -72,6 +72,26 @@ func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
 	return s.getObject("get inline body", func(st *state) map[cas.Hash]object { return st.inline }, h)
 }
 
+// GetInlines implements meta.Store.
+func (s *Store) GetInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	if s.closed.Load() {
+		return errClosed("get inline bodies")
+	}
+	inline := s.current.Load().inline
+	seen := make(map[cas.Hash]bool, len(hs))
+	for _, h := range hs {
+		o, ok := inline[h]
+		if !ok || seen[h] {
+			continue
+		}
+		seen[h] = true
+		if err := fn(h, append([]byte{}, o.data...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Store) getObject(op string, table func(*state) map[cas.Hash]object, h cas.Hash) ([]byte, error) {
 	if s.closed.Load() {
 		return nil, errClosed(op)

@@ -3,12 +3,14 @@ package metatest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
 	"sync"
 	"testing"
 
+	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -119,6 +121,70 @@ func testCountersConcurrent(t *testing.T, s meta.Store) {
 			t.Fatalf("allocation at %d, want %d: ranges overlap or leave a hole", sp.first, next)
 		}
 		next += sp.n
+	}
+}
+
+// testGetInlines reads inline bodies in batches: more than one query's
+// worth, with absent hashes, repeats and a node's hash among them.
+func testGetInlines(t *testing.T, s meta.Store) {
+	ctx := context.Background()
+	var objs []meta.Object
+	for i := range 300 { // several batches in every driver
+		data := fmt.Appendf(nil, "body %d", i)
+		if i%7 == 0 {
+			data = bytes.Repeat(data, 2000) // large bodies among small ones
+		}
+		objs = append(objs, meta.Object{Hash: hashOf(string(data)), Data: data})
+	}
+	node := hashOf("a node, not a body")
+	update(t, s, func(tx meta.Tx) error {
+		if err := tx.PutNodes([]meta.Object{{Hash: node, Data: []byte("n")}}); err != nil {
+			return err
+		}
+		return tx.PutInline(objs)
+	})
+	want := map[cas.Hash][]byte{}
+	var ask []cas.Hash
+	for i, o := range objs {
+		want[o.Hash] = o.Data
+		ask = append(ask, o.Hash)
+		if i%10 == 0 {
+			ask = append(ask, hashOf(fmt.Sprint("absent ", i)), o.Hash) // an absent body and a repeat
+		}
+	}
+	ask = append(ask, node)
+	got := map[cas.Hash][]byte{}
+	err := s.GetInlines(ctx, ask, func(h cas.Hash, data []byte) error {
+		if _, ok := got[h]; ok {
+			t.Errorf("body %s reported twice", h.Short())
+		}
+		got[h] = data
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("GetInlines: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("GetInlines reported %d bodies, want %d", len(got), len(want))
+	}
+	for h, data := range want {
+		if !bytes.Equal(got[h], data) {
+			t.Fatalf("body %s = %d bytes, want %d", h.Short(), len(got[h]), len(data))
+		}
+		got[h][0] ^= 0xff // fn owns the slice
+	}
+	if again, err := s.GetInline(ctx, objs[0].Hash); err != nil || !bytes.Equal(again, objs[0].Data) {
+		t.Fatalf("after changing a reported slice: %q, %v", again, err)
+	}
+
+	if err := s.GetInlines(ctx, nil, func(cas.Hash, []byte) error { t.Error("fn called for no hashes"); return nil }); err != nil {
+		t.Fatalf("GetInlines of none: %v", err)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err = s.GetInlines(ctx, ask, func(cas.Hash, []byte) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("GetInlines whose fn fails: %v after %d calls, want %v after 1", err, calls, stop)
 	}
 }
 

@@ -27,6 +27,7 @@ func Run(t *testing.T, open Opener) {
 		{"Counters", testCounters},
 		{"CountersConcurrent", testCountersConcurrent},
 		{"Objects", testObjects},
+		{"GetInlines", testGetInlines},
 		{"WorkspaceCreate", testWorkspaceCreate},
 		{"WorkspaceList", testWorkspaceList},
 		{"WorkspaceUpdate", testWorkspaceUpdate},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/errdefs"
 	"github.com/forkspace/forkspace/meta"
 )
@@ -438,7 +439,10 @@ func testClosed(t *testing.T, s meta.Store) {
 		"Update":    func() error { return s.Update(ctx, func(meta.Tx) error { return nil }) },
 		"GetNode":   func() error { _, err := s.GetNode(ctx, hashOf("n")); return err },
 		"GetInline": func() error { _, err := s.GetInline(ctx, hashOf("n")); return err },
-		"Close":     s.Close,
+		"GetInlines": func() error {
+			return s.GetInlines(ctx, []cas.Hash{hashOf("n")}, func(cas.Hash, []byte) error { return nil })
+		},
+		"Close": s.Close,
 	}
 	for name, call := range calls {
 		wantErr(t, name+" after Close", call(), fs.ErrClosed)

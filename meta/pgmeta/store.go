@@ -292,6 +292,59 @@ func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
 	return s.getObject(ctx, "get inline body", sqltx.QGetInline, h)
 }
 
+// GetInlines implements meta.Store: one query per getInlinesBatch hashes,
+// outside any transaction.
+func (s *Store) GetInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	const op = "get inline bodies"
+	if err := s.start(op); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+	keys := make([][]byte, 0, getInlinesBatch)
+	for len(hs) > 0 {
+		n := min(len(hs), getInlinesBatch)
+		keys = keys[:0]
+		for i := range hs[:n] {
+			keys = append(keys, hs[i][:])
+		}
+		if err := s.getInlines(ctx, keys, fn); err != nil {
+			return fmt.Errorf("%s: %w", op, translate(err))
+		}
+		hs = hs[n:]
+	}
+	return nil
+}
+
+// getInlinesBatch bounds the hashes of one GetInlines query, and so the
+// bytes one result holds (inline bodies are at most 64 KiB).
+const getInlinesBatch = 256
+
+// getInlines runs one query for the bodies of keys.
+func (s *Store) getInlines(ctx context.Context, keys [][]byte, fn func(cas.Hash, []byte) error) error {
+	rows, err := s.pool.Query(ctx, qGetInlines, keys)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var k, data []byte
+	for rows.Next() {
+		if err := rows.Scan(&k, &data); err != nil { // a fresh data each row
+			return err
+		}
+		h, err := cas.FromBytes(k)
+		if err != nil {
+			return err
+		}
+		if err := fn(h, data); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// qGetInlines selects the inline bodies of an array of hashes.
+const qGetInlines = `SELECT hash, data FROM inline_bodies WHERE hash = ANY($1)`
+
 func (s *Store) getObject(ctx context.Context, op, query string, h cas.Hash) ([]byte, error) {
 	if err := s.start(op); err != nil {
 		return nil, err

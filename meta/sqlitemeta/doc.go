@@ -10,9 +10,9 @@
 //
 // Connections: one write connection, owned by a single writer goroutine, a
 // pool of query_only read connections for View, and a few more for the
-// point reads GetNode/GetInline and the batched GetNodes (kv.BatchSource:
-// up to 64 nodes in one query), which use driver-level prepared statements
-// (points.go). The database runs in WAL mode, so readers never wait for the
+// point reads GetNode/GetInline and the batched GetNodes (kv.BatchSource)
+// and GetInlines (up to 64 objects in one query), which use driver-level
+// prepared statements (points.go). The database runs in WAL mode, so readers never wait for the
 // writer; pages are read through a memory map.
 //
 // Group commit: Update calls are queued; the writer takes all that are

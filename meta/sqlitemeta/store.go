@@ -251,7 +251,19 @@ func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 // GetNodes implements kv.BatchSource: one query for up to 64 nodes, on
 // the point-read connections.
 func (s *Store) GetNodes(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
-	if err := s.startRead("get nodes"); err != nil {
+	return s.getObjects(ctx, "get nodes", qGetNodes, hs, fn)
+}
+
+// GetInlines implements meta.Store: one query for up to 64 bodies, on the
+// point-read connections.
+func (s *Store) GetInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	return s.getObjects(ctx, "get inline bodies", qGetInlines, hs, fn)
+}
+
+// getObjects reads the objects of hs with query (one of batchArgs hashes)
+// in batches and calls fn for each one found.
+func (s *Store) getObjects(ctx context.Context, op, query string, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	if err := s.startRead(op); err != nil {
 		return err
 	}
 	defer s.reading.Done()
@@ -262,7 +274,7 @@ func (s *Store) GetNodes(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, [
 		for i := range hs[:n] {
 			keys = append(keys, hs[i][:])
 		}
-		err := s.points.getMany(ctx, qGetNodes, keys, func(k, data []byte) error {
+		err := s.points.getMany(ctx, query, keys, func(k, data []byte) error {
 			h, err := cas.FromBytes(k)
 			if err != nil {
 				return err
@@ -270,15 +282,21 @@ func (s *Store) GetNodes(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, [
 			return fn(h, data)
 		})
 		if err != nil {
-			return fmt.Errorf("get nodes: %w", translate(err))
+			return fmt.Errorf("%s: %w", op, translate(err))
 		}
 		hs = hs[n:]
 	}
 	return nil
 }
 
-// qGetNodes selects the nodes of batchArgs hashes.
-var qGetNodes = `SELECT hash, data FROM nodes WHERE hash IN (?` + strings.Repeat(`, ?`, batchArgs-1) + `)`
+// qGetNodes and qGetInlines select the objects of batchArgs hashes.
+var (
+	qGetNodes   = `SELECT hash, data FROM nodes WHERE hash IN (` + batchParams + `)`
+	qGetInlines = `SELECT hash, data FROM inline_bodies WHERE hash IN (` + batchParams + `)`
+)
+
+// batchParams is the parameter list of batchArgs arguments.
+var batchParams = `?` + strings.Repeat(`, ?`, batchArgs-1)
 
 // GetInline implements meta.Store.
 func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
