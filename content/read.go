@@ -122,12 +122,18 @@ func (s *Store) readExtents(ctx context.Context, m Manifest, p []byte, off int64
 
 // chunk returns the verified bytes of a chunk or inline body.
 func (s *Store) chunk(ctx context.Context, e Extent, inline bool) ([]byte, error) {
-	data, err := s.cache.fetch(ctx, e.Hash, func(ctx context.Context) ([]byte, error) {
+	return s.fetch(ctx, e, func(ctx context.Context) ([]byte, error) {
 		if inline {
 			return s.loadInline(ctx, e)
 		}
 		return s.loadChunk(ctx, e)
 	})
+}
+
+// fetch returns the bytes of e from the cache or from load, which returns
+// them verified, and checks their length.
+func (s *Store) fetch(ctx context.Context, e Extent, load func(context.Context) ([]byte, error)) ([]byte, error) {
+	data, err := s.cache.fetch(ctx, e.Hash, load)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +171,11 @@ func (s *Store) loadInline(ctx context.Context, e Extent) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get inline body %s: %w", e.Hash.Short(), err)
 	}
+	return verifyInline(e, data)
+}
+
+// verifyInline returns data if it is the inline body e names.
+func verifyInline(e Extent, data []byte) ([]byte, error) {
 	if !cas.Verify(e.Hash, data) {
 		return nil, fmt.Errorf("get inline body %s: %w", e.Hash.Short(), errdefs.ErrCorrupt)
 	}

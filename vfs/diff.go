@@ -382,7 +382,7 @@ func (s *side) text(ctx context.Context, ino uint64) (data []byte, ok bool, err 
 	if err != nil {
 		return nil, false, err
 	}
-	data, err = s.fs.readAll(ctx, m)
+	data, err = s.fs.d.Content.ReadAll(ctx, m)
 	if err != nil || bytes.IndexByte(data, 0) >= 0 {
 		return nil, false, err
 	}

@@ -38,24 +38,94 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := f.readAll(ctx, m)
+	data, err := f.d.Content.ReadAll(ctx, m)
 	if err != nil {
 		return nil, &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	return data, nil
 }
 
-// readAll returns all bytes described by m.
-func (f *FS) readAll(ctx context.Context, m content.Manifest) ([]byte, error) {
-	data := make([]byte, m.Size)
-	if m.Size == 0 {
-		return data, nil
+// ReadFiles reads the files names as ReadFile reads each and calls fn
+// with each one's contents or error, in order. The names are resolved
+// together under one read lock and the small files' bodies read from
+// metadata in one request (content.Store.ReadFiles) instead of one each;
+// a virtual path or a stub is read by ReadFile. An error from fn stops
+// ReadFiles and is returned; otherwise only a closed FS fails it as a
+// whole. The contents of all of names are held at once: callers bound
+// len(names).
+func (f *FS) ReadFiles(ctx context.Context, names []string, fn func(i int, data []byte, err error) error) error {
+	const op = "read"
+	errs := make([]error, len(names))
+	alone := make([]bool, len(names)) // read by ReadFile
+	for i, name := range names {
+		if errs[i] = validPath(op, name); errs[i] == nil {
+			_, _, alone[i] = f.virtual(ctx, name)
+		}
 	}
-	n, err := f.d.Content.ReadAt(ctx, m, data, 0)
-	if err == io.EOF && int64(n) == m.Size {
-		err = nil
+	var (
+		batch []int // indexes of the names read in the batch
+		ms    []content.Manifest
+	)
+	err := f.read(ctx, op, ".", func(t *txn) error {
+		for i, name := range names {
+			if errs[i] != nil || alone[i] {
+				continue
+			}
+			m, stub, err := t.fileManifest(ctx, name)
+			switch {
+			case err != nil:
+				errs[i] = errdefs.PathError(op, name, err)
+			case stub:
+				alone[i] = true
+			default:
+				batch = append(batch, i)
+				ms = append(ms, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return data[:n], err
+	datas := make([][]byte, len(names))
+	err = f.d.Content.ReadFiles(ctx, ms, func(j int, data []byte, err error) error {
+		i := batch[j]
+		datas[i] = data
+		if err != nil {
+			errs[i] = &fs.PathError{Op: op, Path: names[i], Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, name := range names {
+		data, err := datas[i], errs[i]
+		if alone[i] && err == nil {
+			data, err = f.ReadFile(ctx, name)
+		}
+		datas[i] = nil // fn owns data; drop it as fn goes
+		if err := fn(i, data, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileManifest resolves name (following links) to a regular file and
+// returns its manifest, and whether it is a stub that a read must hydrate
+// first.
+func (t *txn) fileManifest(ctx context.Context, name string) (content.Manifest, bool, error) {
+	n, err := t.lookupFile(ctx, name)
+	if err != nil {
+		return content.Manifest{}, false, err
+	}
+	m, err := t.manifest(ctx, n.ino)
+	if err != nil {
+		return content.Manifest{}, false, err
+	}
+	stub, err := t.isStub(ctx, n.ino, m)
+	return m, stub, err
 }
 
 // lookupFile resolves name (following links) and fails unless it is a

@@ -1,0 +1,97 @@
+package content
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/forkspace/forkspace/cas"
+)
+
+// ReadAll returns the whole contents of the file m describes, verified as
+// ReadAt verifies them, in a slice of the caller's.
+func (s *Store) ReadAll(ctx context.Context, m Manifest) ([]byte, error) {
+	data := make([]byte, m.Size)
+	if m.Size == 0 {
+		return data, nil
+	}
+	n, err := s.ReadAt(ctx, m, data, 0)
+	if err == io.EOF && int64(n) == m.Size {
+		err = nil
+	}
+	return data[:n], err
+}
+
+// ReadFiles reads the whole contents of the files ms describe, as ReadAll
+// does, and calls fn with each file's bytes or error, in order. The inline
+// bodies that are not cached are read from metadata together (one
+// meta.Store.GetInlines request for all of ms instead of a query per
+// file), then verified and cached as ReadAt's are; a body the store does
+// not hold is errdefs.ErrCorrupt. data is the caller's. An error from fn
+// stops ReadFiles and is returned. The bodies of all of ms are held at
+// once: callers bound len(ms).
+func (s *Store) ReadFiles(ctx context.Context, ms []Manifest, fn func(i int, data []byte, err error) error) error {
+	bodies, loadErr := s.loadInlines(ctx, ms)
+	for i, m := range ms {
+		var data []byte
+		var err error
+		if s.batched(m) {
+			data, err = s.readInline(ctx, m.Extents[0], bodies, loadErr)
+		} else {
+			data, err = s.ReadAll(ctx, m)
+		}
+		if err := fn(i, data, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batched reports whether ReadFiles reads m's body in its batch: a valid
+// inline manifest of a non-empty file (ReadAll reports the others' errors)
+// of a valid Store.
+func (s *Store) batched(m Manifest) bool {
+	return s.err == nil && m.Inline && m.Size > 0 && m.check() == nil
+}
+
+// loadInlines reads the inline bodies of ms that are not cached, unverified,
+// by hash. A body that is absent is absent from the map.
+func (s *Store) loadInlines(ctx context.Context, ms []Manifest) (map[cas.Hash][]byte, error) {
+	var hs []cas.Hash
+	for _, m := range ms {
+		if s.batched(m) && !s.cache.has(m.Extents[0].Hash) {
+			hs = append(hs, m.Extents[0].Hash)
+		}
+	}
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	bodies := make(map[cas.Hash][]byte, len(hs))
+	err := s.opts.Meta.GetInlines(ctx, hs, func(h cas.Hash, data []byte) error {
+		bodies[h] = data
+		return nil
+	})
+	return bodies, err
+}
+
+// readInline returns a copy of the verified inline body e, from the cache,
+// from bodies (then cached), or else read on its own: a body cached when
+// the batch was planned may have been evicted since, and one the store
+// lacks is reported as loadInline reports it. loadErr, the batch's error,
+// is the error of a body it left unread.
+func (s *Store) readInline(ctx context.Context, e Extent, bodies map[cas.Hash][]byte, loadErr error) ([]byte, error) {
+	data, err := s.fetch(ctx, e, func(ctx context.Context) ([]byte, error) {
+		if b, ok := bodies[e.Hash]; ok {
+			return verifyInline(e, b)
+		}
+		if loadErr != nil {
+			return nil, loadErr
+		}
+		return s.loadInline(ctx, e)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read content: %w", err)
+	}
+	return bytes.Clone(data), nil // cached bytes are shared
+}
