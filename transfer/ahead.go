@@ -3,6 +3,7 @@ package transfer
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/forkspace/forkspace/vfs"
@@ -10,9 +11,11 @@ import (
 
 // readAhead reads the small regular files of one directory listing ahead
 // of an export's walk: runtime.GOMAXPROCS workers read (and so verify)
-// their bytes and extended attributes, at most readAheadFiles files ahead of
-// the walk, while the sink writes the ones before. Reads of a live
-// workspace see its state when they run, as an export's reads always did.
+// their bytes, readAheadBatch files in one vfs.FS.ReadFiles (one metadata
+// request for their inline bodies), and their extended attributes, at
+// most readAheadFiles files ahead of the walk, while the sink writes the
+// ones before. Reads of a live workspace see its state when they run, as
+// an export's reads always did.
 type readAhead struct {
 	files  map[int]*aheadFile // by index in the listing
 	slots  chan struct{}      // one per file read but not yet taken
@@ -21,8 +24,12 @@ type readAhead struct {
 }
 
 // readAheadFiles bounds the files a directory's walk reads ahead (each at
-// most smallFile bytes; a walk reads ahead in each directory it is in).
-const readAheadFiles = 16
+// most smallFile bytes; a walk reads ahead in each directory it is in),
+// readAheadBatch at a time.
+const (
+	readAheadFiles = 32
+	readAheadBatch = 16
+)
 
 // aheadFile is one file read ahead; done is closed when it is.
 type aheadFile struct {
@@ -47,33 +54,55 @@ func newReadAhead(ctx context.Context, f *vfs.FS, paths []string) *readAhead {
 		return ra
 	}
 	ctx, ra.cancel = context.WithCancel(ctx)
-	jobs := make(chan int)
+	jobs := make(chan []int)
 	ra.wg.Go(func() {
 		defer close(jobs)
-		for _, i := range order {
-			if ctx.Err() != nil {
-				return
+		for batch := range slices.Chunk(order, readAheadBatch) {
+			for range batch {
+				select {
+				case ra.slots <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 			}
 			select {
-			case ra.slots <- struct{}{}:
+			case jobs <- batch:
 			case <-ctx.Done():
 				return
 			}
-			jobs <- i
 		}
 	})
 	for range runtime.GOMAXPROCS(0) {
 		ra.wg.Go(func() {
-			for i := range jobs {
-				af := ra.files[i]
-				if af.data, af.err = f.ReadFile(ctx, paths[i]); af.err == nil {
-					af.xattrs, af.err = wsXattrs(ctx, f, paths[i])
-				}
-				close(af.done)
+			for batch := range jobs {
+				ra.read(ctx, f, paths, batch)
 			}
 		})
 	}
 	return ra
+}
+
+// read reads the files of batch (indexes into paths) and marks each done.
+func (ra *readAhead) read(ctx context.Context, f *vfs.FS, paths []string, batch []int) {
+	names := make([]string, len(batch))
+	for j, i := range batch {
+		names[j] = paths[i]
+	}
+	done := 0
+	err := f.ReadFiles(ctx, names, func(j int, data []byte, err error) error {
+		af := ra.files[batch[j]]
+		if af.data, af.err = data, err; err == nil {
+			af.xattrs, af.err = wsXattrs(ctx, f, names[j])
+		}
+		close(af.done)
+		done++
+		return nil
+	})
+	for _, i := range batch[done:] { // ReadFiles failed as a whole
+		af := ra.files[i]
+		af.err = err
+		close(af.done)
+	}
 }
 
 // take returns file i of the listing once it is read, or nil if it is not
