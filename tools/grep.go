@@ -237,8 +237,8 @@ func grepTool(ctx context.Context, c *call, in grepIn) (string, error) {
 	if limit == 0 {
 		limit = DefaultGrepResults
 	}
-	results, stopped, err := c.grepFiles(ctx, f, root, glob, func(fe fileEntry) grepFile {
-		return c.grepOne(ctx, f, fe, m, in.Context, limit)
+	results, stopped, err := c.grepFiles(ctx, f, root, glob, func(fes []fileEntry) []grepFile {
+		return c.grepBatch(ctx, f, fes, m, in.Context, limit)
 	}, limit)
 	if err != nil {
 		return "", err
@@ -251,21 +251,30 @@ type fileEntry struct {
 	size int64
 }
 
+// A claim of grepFiles is up to grepBatch files or grepBatchBytes bytes
+// (whichever comes first): a worker reads them in one request. The
+// files a search holds in memory at once are its workers' claims.
+const (
+	grepBatch      = 32
+	grepBatchBytes = 1 << 20
+)
+
 // grepFiles searches the regular files under root that match glob with
 // search, in parallel, as the walk finds them, and returns the results
 // worth reporting (matches or a skipped file) in path order. Files are
-// claimed in path order and claiming stops once limit matches are found:
-// the searched files are a prefix of the order, which holds the first
-// limit matches, so the output is deterministic. stopped reports files
-// left unsearched. Memory is bounded by the results kept, not by the
-// number of files: the walk waits for free workers.
-func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string, search func(fileEntry) grepFile, limit int) (results []grepFile, stopped bool, err error) {
+// claimed in path order, a few at a time (search gets them together), and
+// claiming stops once limit matches are found: the searched files are a
+// prefix of the order, which holds the first limit matches, so the output
+// is deterministic. stopped reports files left unsearched. Memory is
+// bounded by the claims in flight and the results kept, not by the number
+// of files: the walk waits for free workers.
+func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string, search func([]fileEntry) []grepFile, limit int) (results []grepFile, stopped bool, err error) {
 	fi, err := f.Stat(ctx, root)
 	if err != nil {
 		return nil, false, c.fail(ctx, root, err)
 	}
 	if !fi.IsDir() {
-		return []grepFile{search(fileEntry{root, fi.Size()})}, false, nil
+		return search([]fileEntry{{root, fi.Size()}}), false, nil
 	}
 	match := func(p string) bool {
 		switch {
@@ -277,8 +286,8 @@ func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string, 
 		return doublestar.MatchUnvalidated(glob, p)
 	}
 	type claim struct {
-		i  int
-		fe fileEntry
+		first int // the claim order of fes[0]
+		fes   []fileEntry
 	}
 	var (
 		claims = make(chan claim)
@@ -290,38 +299,60 @@ func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string, 
 	for range runtime.GOMAXPROCS(0) * 2 {
 		wg.Go(func() {
 			for cl := range claims {
-				r := search(cl.fe)
-				if r.matches == 0 && r.skipped == "" {
-					continue
+				for j, r := range search(cl.fes) {
+					if r.matches == 0 && r.skipped == "" {
+						continue
+					}
+					total.Add(int64(r.matches))
+					mu.Lock()
+					kept[cl.first+j] = r
+					mu.Unlock()
 				}
-				total.Add(int64(r.matches))
-				mu.Lock()
-				kept[cl.i] = r
-				mu.Unlock()
 			}
 		})
 	}
-	n := 0
+	var (
+		next claim // being filled by the walk
+		held int64 // bytes of next's files to read
+		n    int   // files claimed
+	)
+	send := func() error {
+		if len(next.fes) == 0 {
+			return nil
+		}
+		select {
+		case claims <- next:
+			n += len(next.fes)
+			next, held = claim{first: n}, 0
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	err = walk(ctx, f, root, pruned(c.set.opts.Ignore, root+"/"+glob), func(p string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() || !match(p) {
 			return nil
 		}
 		if total.Load() >= int64(limit) {
 			stopped = true
-			return errStop
+			return errStop // next's files stay unsearched, after every searched one
 		}
 		var size int64 = -1
 		if info, err := d.Info(); err == nil {
 			size = info.Size()
 		}
-		select {
-		case claims <- claim{n, fileEntry{p, size}}:
-			n++
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		next.fes = append(next.fes, fileEntry{p, size})
+		if size <= c.set.opts.MaxGrepFileBytes {
+			held += max(size, 0) // a larger file is not read
 		}
+		if len(next.fes) < grepBatch && held < grepBatchBytes {
+			return nil
+		}
+		return send()
 	})
+	if err == nil && !stopped {
+		err = send()
+	}
 	close(claims)
 	wg.Wait()
 	if err != nil {
@@ -338,17 +369,38 @@ func (c *call) grepFiles(ctx context.Context, f provider.FS, root, glob string, 
 	return results, stopped, nil
 }
 
-// grepOne searches one file for at most limit matching lines.
-func (c *call) grepOne(ctx context.Context, f provider.FS, fe fileEntry, m matcher, context, limit int) grepFile {
+// grepBatch searches files for at most limit matching lines each, reading
+// the ones it searches in one request (provider.ReadFiles). A file that
+// cannot be read has no matches.
+func (c *call) grepBatch(ctx context.Context, f provider.FS, fes []fileEntry, m matcher, context, limit int) []grepFile {
+	out := make([]grepFile, len(fes))
+	var (
+		read  []int // indexes of the files read
+		names []string
+	)
+	for i, fe := range fes {
+		if fe.size > c.set.opts.MaxGrepFileBytes {
+			out[i].skipped = "large"
+			continue
+		}
+		read = append(read, i)
+		names = append(names, fe.path)
+	}
+	// Only a closed file system fails the whole read; its files, like any
+	// other unreadable file, have no matches.
+	_ = provider.ReadFiles(ctx, f, names, func(j int, data []byte, err error) error {
+		if err == nil {
+			out[read[j]] = c.grepData(fes[read[j]].path, data, m, context, limit)
+		}
+		return nil
+	})
+	return out
+}
+
+// grepData searches the contents of the file at p for at most limit
+// matching lines.
+func (c *call) grepData(p string, data []byte, m matcher, context, limit int) grepFile {
 	var r grepFile
-	if fe.size > c.set.opts.MaxGrepFileBytes {
-		r.skipped = "large"
-		return r
-	}
-	data, err := f.ReadFile(ctx, fe.path)
-	if err != nil {
-		return r
-	}
 	if int64(len(data)) > c.set.opts.MaxGrepFileBytes {
 		r.skipped = "large"
 		return r
@@ -390,7 +442,7 @@ func (c *call) grepOne(ctx context.Context, f provider.FS, fe fileEntry, m match
 			if hit {
 				sep = ":"
 			}
-			r.lines = append(r.lines, grepLine{text: fe.path + sep + strconv.Itoa(l+1) + sep + cut(lines[l]), hit: hit})
+			r.lines = append(r.lines, grepLine{text: p + sep + strconv.Itoa(l+1) + sep + cut(lines[l]), hit: hit})
 			shown = l
 		}
 	}
