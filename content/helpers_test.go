@@ -26,8 +26,9 @@ var small = chunk.Params{MinSize: 64, AvgSize: 256, MaxSize: 1024}
 // store.
 type fakeMeta struct {
 	meta.Store
-	mu     sync.Mutex
-	bodies map[cas.Hash][]byte
+	mu      sync.Mutex
+	bodies  map[cas.Hash][]byte
+	batches int // GetInlines calls
 }
 
 func newFakeMeta() *fakeMeta {
@@ -42,6 +43,24 @@ func (f *fakeMeta) GetInline(_ context.Context, h cas.Hash) ([]byte, error) {
 		return nil, fmt.Errorf("get inline %s: %w", h.Short(), fs.ErrNotExist)
 	}
 	return append([]byte(nil), b...), nil
+}
+
+func (f *fakeMeta) GetInlines(_ context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	f.mu.Lock()
+	f.batches++
+	found := map[cas.Hash][]byte{}
+	for _, h := range hs {
+		if b, ok := f.bodies[h]; ok {
+			found[h] = append([]byte(nil), b...)
+		}
+	}
+	f.mu.Unlock()
+	for h, b := range found {
+		if err := fn(h, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f *fakeMeta) put(objs []meta.Object) {
