@@ -3,18 +3,20 @@ package transfer
 import (
 	"context"
 	"runtime"
-	"slices"
 	"sync"
 
+	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/vfs"
 )
 
 // readAhead reads the small regular files of one directory listing ahead
 // of an export's walk: runtime.GOMAXPROCS workers read (and so verify)
-// their bytes, readAheadBatch files in one vfs.FS.ReadFiles (one metadata
-// request for their inline bodies), and their extended attributes, at
-// most readAheadFiles files ahead of the walk, while the sink writes the
-// ones before. Reads of a live workspace see its state when they run, as
+// their bytes and extended attributes, at most readAheadFiles files ahead
+// of the walk, while the sink writes the ones before. Consecutive files
+// that may be inline (at most content.MaxInlineMax bytes) are read up to
+// readAheadBatch in one vfs.FS.ReadFiles (one metadata request for their
+// bodies); a larger one is read on its own, so chunked files are read in
+// parallel. Reads of a live workspace see its state when they run, as
 // an export's reads always did.
 type readAhead struct {
 	files  map[int]*aheadFile // by index in the listing
@@ -39,26 +41,39 @@ type aheadFile struct {
 	err    error
 }
 
+// aheadPath is an entry of a directory listing to read ahead: its path
+// ("" for an entry not to read ahead) and size.
+type aheadPath struct {
+	path string
+	size int64
+}
+
 // newReadAhead starts reading the files of f at paths (a directory
-// listing's; "" for an entry not to read ahead).
-func newReadAhead(ctx context.Context, f *vfs.FS, paths []string) *readAhead {
+// listing's).
+func newReadAhead(ctx context.Context, f *vfs.FS, paths []aheadPath) *readAhead {
 	ra := &readAhead{files: map[int]*aheadFile{}, slots: make(chan struct{}, readAheadFiles)}
-	var order []int
+	var jobs [][]int // indexes into paths, read together
+	inline := func(i int) bool { return paths[i].size <= content.MaxInlineMax }
 	for i, p := range paths {
-		if p != "" {
-			ra.files[i] = &aheadFile{done: make(chan struct{})}
-			order = append(order, i)
+		if p.path == "" {
+			continue
+		}
+		ra.files[i] = &aheadFile{done: make(chan struct{})}
+		if n := len(jobs); n > 0 && inline(i) && inline(jobs[n-1][0]) && len(jobs[n-1]) < readAheadBatch {
+			jobs[n-1] = append(jobs[n-1], i)
+		} else {
+			jobs = append(jobs, []int{i})
 		}
 	}
-	if len(order) == 0 {
+	if len(jobs) == 0 {
 		return ra
 	}
 	ctx, ra.cancel = context.WithCancel(ctx)
-	jobs := make(chan []int)
+	next := make(chan []int)
 	ra.wg.Go(func() {
-		defer close(jobs)
-		for batch := range slices.Chunk(order, readAheadBatch) {
-			for range batch {
+		defer close(next)
+		for _, job := range jobs {
+			for range job {
 				select {
 				case ra.slots <- struct{}{}:
 				case <-ctx.Done():
@@ -66,7 +81,7 @@ func newReadAhead(ctx context.Context, f *vfs.FS, paths []string) *readAhead {
 				}
 			}
 			select {
-			case jobs <- batch:
+			case next <- job:
 			case <-ctx.Done():
 				return
 			}
@@ -74,8 +89,8 @@ func newReadAhead(ctx context.Context, f *vfs.FS, paths []string) *readAhead {
 	})
 	for range runtime.GOMAXPROCS(0) {
 		ra.wg.Go(func() {
-			for batch := range jobs {
-				ra.read(ctx, f, paths, batch)
+			for job := range next {
+				ra.read(ctx, f, paths, job)
 			}
 		})
 	}
@@ -83,10 +98,10 @@ func newReadAhead(ctx context.Context, f *vfs.FS, paths []string) *readAhead {
 }
 
 // read reads the files of batch (indexes into paths) and marks each done.
-func (ra *readAhead) read(ctx context.Context, f *vfs.FS, paths []string, batch []int) {
+func (ra *readAhead) read(ctx context.Context, f *vfs.FS, paths []aheadPath, batch []int) {
 	names := make([]string, len(batch))
 	for j, i := range batch {
-		names[j] = paths[i]
+		names[j] = paths[i].path
 	}
 	done := 0
 	err := f.ReadFiles(ctx, names, func(j int, data []byte, err error) error {

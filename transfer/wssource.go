@@ -75,10 +75,10 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 	if err != nil {
 		return err
 	}
-	paths := make([]string, len(des))
+	paths := make([]aheadPath, len(des))
 	for i, de := range des {
-		if cp := s.join(p, de.Name()); bodies && s.readsAhead(de, cp) {
-			paths[i] = cp
+		if cp := s.join(p, de.Name()); bodies {
+			paths[i] = s.readsAhead(de, cp)
 		}
 	}
 	ra := newReadAhead(ctx, s.fs, paths)
@@ -104,18 +104,20 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 	return nil
 }
 
-// readsAhead reports whether directory entry de (at p) is a small regular
-// file of one name, whose bytes the walk reads ahead.
-func (s *wsSource) readsAhead(de fs.DirEntry, p string) bool {
+// readsAhead returns what the walk reads ahead of directory entry de (at
+// p): a small regular file of one name, or nothing.
+func (s *wsSource) readsAhead(de fs.DirEntry, p string) aheadPath {
 	if !de.Type().IsRegular() || s.fs.IsVirtual(p) {
-		return false
+		return aheadPath{}
 	}
 	fi, err := de.Info()
 	if err != nil || fi.Size() > smallFile {
-		return false
+		return aheadPath{}
 	}
-	a, ok := fi.Sys().(*vfs.Attr)
-	return !ok || a.Nlink <= 1 || s.copyLinks
+	if a, ok := fi.Sys().(*vfs.Attr); ok && a.Nlink > 1 && !s.copyLinks {
+		return aheadPath{}
+	}
+	return aheadPath{path: p, size: fi.Size()}
 }
 
 // emit passes one entry (a directory without its contents) to fn, with
