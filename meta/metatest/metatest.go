@@ -39,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 		{"SessionRefs", testSessionRefs},
 		{"StagingModel", testStagingModel},
 		{"StateCopies", testStateCopies},
+		{"ForkCopies", testForkCopies},
 		{"UpdateRollback", testUpdateRollback},
 		{"UpdatePanic", testUpdatePanic},
 		{"UpdateConcurrent", testUpdateConcurrent},

@@ -3,10 +3,13 @@ package sqlitemeta
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/metatest"
 )
 
@@ -54,4 +57,110 @@ func TestMigrateStagingRecords(t *testing.T) {
 	}
 	defer s.Close()
 	metatest.CheckStagingRecords(t, s)
+}
+
+// TestForkRefersToRecords upgrades a database of migration 0016 holding a
+// workspace of 50 records, then copies its delta (a fork): the copy is one
+// reference record, not the rows (0017, docs/decisions/028); the source's
+// fold and pruning keep the records it refers to, and deleting the
+// source writes the rows into the reference and drops the source's
+// records.
+func TestForkRefersToRecords(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db := sql.OpenDB(connector{dsn: dsn(path, 0, false)})
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	if err := migrate(ctx, conn, ms[:16], log); err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	var want []meta.Staged
+	if _, err := conn.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, updated_at) VALUES ('ws-a', 'a', 1, 1), ('ws-b', 'b', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		r := meta.Staged{Key: []byte(fmt.Sprintf("k%03d", i)), Value: []byte("v"), Seq: int64(i + 1)}
+		want = append(want, r)
+		if _, err := conn.ExecContext(ctx, `INSERT INTO staging_records (workspace_id, ver, body) VALUES ('ws-a', $1, $2)`,
+			i+1, meta.AppendDelta(nil, []meta.Staged{r})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := migrate(ctx, conn, ms, log); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	update := func(fn func(meta.Tx) error) {
+		t.Helper()
+		if err := s.Update(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(ws string) {
+		t.Helper()
+		err := s.View(ctx, func(tx meta.Tx) error {
+			got, err := tx.Staged(ws)
+			if len(got) != len(want) {
+				t.Errorf("%s: %d rows, want %d", ws, len(got), len(want))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	type stored struct {
+		records, bodyBytes int
+		ref                sql.NullString
+	}
+	recordsOf := func(ws string) (st stored) {
+		t.Helper()
+		err := db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(length(body)), 0), MAX(ref_ws) FROM staging_records WHERE workspace_id = $1`, ws).
+			Scan(&st.records, &st.bodyBytes, &st.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+
+	update(func(tx meta.Tx) error { return tx.CopyStaged("ws-a", "ws-b") })
+	check("ws-b")
+	if st := recordsOf("ws-b"); st.records != 1 || st.bodyBytes != 1 || st.ref.String != "ws-a" {
+		t.Errorf("the copy's records: %+v, want one reference to ws-a (an empty delta)", st)
+	}
+	update(func(tx meta.Tx) error {
+		if err := tx.DeleteStaged("ws-a", n); err != nil {
+			return err
+		}
+		_, err := tx.(meta.HistoryTx).PruneStates("ws-a", 0, time.Time{})
+		return err
+	})
+	if st := recordsOf("ws-a"); st.records != n {
+		t.Errorf("the source's records after its fold: %d, want the %d the copy refers to", st.records, n)
+	}
+	check("ws-b")
+	update(func(tx meta.Tx) error { return tx.DeleteWorkspace("ws-a") })
+	check("ws-b")
+	if st := recordsOf("ws-a"); st.records != 0 {
+		t.Errorf("the deleted source's records: %d, want 0", st.records)
+	}
+	if st := recordsOf("ws-b"); st.records != 1 || st.bodyBytes <= 1 || st.ref.Valid {
+		t.Errorf("the copy's records after the source's deletion: %+v, want one holding the rows", st)
+	}
 }

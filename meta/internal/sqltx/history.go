@@ -16,13 +16,15 @@ import (
 const (
 	qSetStagingBase = `UPDATE workspaces SET staging_base = $2 WHERE id = $1`
 	// qPruneLog drops the records below the workspace's current epoch,
-	// its oldest recorded state's and every checkpoint's that refers to
-	// its records (bases grow with seq). The least of them is one bound,
-	// so the delete reads only the records it drops.
+	// its oldest recorded state's, every checkpoint's that refers to its
+	// records and every other workspace's record that does (bases grow
+	// with seq). The least of them is one bound, so the delete reads only
+	// the records it drops.
 	qPruneLog = `DELETE FROM staging_records WHERE workspace_id = $1 AND ver <= (SELECT MIN(b) FROM (
 		SELECT staging_base AS b FROM workspaces WHERE id = $1
 		UNION ALL SELECT b FROM (SELECT base AS b FROM audit_states WHERE workspace_id = $1 ORDER BY seq LIMIT 1) AS oldest
-		UNION ALL SELECT MIN(base) AS b FROM checkpoint_deltas WHERE workspace_id = $1) AS bounds)`
+		UNION ALL SELECT MIN(base) AS b FROM checkpoint_deltas WHERE workspace_id = $1
+		UNION ALL SELECT MIN(ref_base) AS b FROM staging_records WHERE ref_ws = $1) AS bounds)`
 	// qRecordState numbers a state after its workspace's newest (ord); its
 	// version is the workspace's newest record's (or its base).
 	qRecordState = `INSERT INTO audit_states (seq, workspace_id, at, root, base, ver, ord)
@@ -35,24 +37,24 @@ const (
 	qStateBack   = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2`
 	qStateAsOf   = `SELECT ` + stateColumns + ` FROM audit_states WHERE workspace_id = $1 AND at <= $2 ORDER BY seq DESC LIMIT 1`
 	qStateRange  = `SELECT workspace_id, base, ver FROM audit_states WHERE seq = $1`
-	qStateRows   = `SELECT ver, body FROM staging_records WHERE workspace_id = $1 AND ver > $2 AND ver <= $3 ORDER BY ver`
+	qStateRows   = `SELECT ` + recordColumns + ` FROM staging_records AS r WHERE r.workspace_id = $1 AND r.ver > $2 AND r.ver <= $3 ORDER BY r.ver`
 	// The two pruning rules each delete a range of an index, so pruning
 	// costs what it drops, not what the workspace keeps.
 	qPruneStatesByCount = `DELETE FROM audit_states WHERE workspace_id = $1 AND ord <=
 		COALESCE((SELECT ord FROM audit_states WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1), 0) - $2`
 	qPruneStatesByAge = `DELETE FROM audit_states WHERE workspace_id = $1 AND at < $2`
 	qStateSpans       = `SELECT root, base, ver FROM audit_states WHERE workspace_id = $1 ORDER BY seq`
-	qLogRows          = `SELECT ver, body FROM staging_records WHERE workspace_id = $1 ORDER BY ver`
+	qLogRows          = `SELECT ` + recordColumns + ` FROM staging_records AS r WHERE r.workspace_id = $1 ORDER BY r.ver`
 	qWorkspaceIDs     = `SELECT id FROM workspaces ORDER BY id`
 )
 
 var _ meta.HistoryTx = (*Tx)(nil)
 
 // rebase starts a new epoch of workspace workspaceID's staging log: a new
-// base, rows (the delta that stays) logged as the first record above it,
-// and the records no state needs any more dropped. A missing workspace is
-// left alone.
-func (t *Tx) rebase(workspaceID string, rows []meta.Staged) error {
+// base, the delta that stays logged as the first record above it (rows,
+// or with ref a reference to those records), and the records no state
+// needs any more dropped. A missing workspace is left alone.
+func (t *Tx) rebase(workspaceID string, rows []meta.Staged, ref *span) error {
 	op := fmt.Sprintf("start staging epoch of workspace %q", workspaceID)
 	base, err := t.nextVersion(op, workspaceID)
 	if errors.Is(err, errNoRow) {
@@ -64,7 +66,12 @@ func (t *Tx) rebase(workspaceID string, rows []meta.Staged) error {
 	if err := t.execOne(op, qSetStagingBase, workspaceID, base); err != nil {
 		return err
 	}
-	if len(rows) > 0 {
+	switch {
+	case ref != nil:
+		if err := t.appendRef(op, workspaceID, base+1, *ref); err != nil {
+			return err
+		}
+	case len(rows) > 0:
 		if err := t.appendRecord(op, workspaceID, base+1, rows); err != nil {
 			return err
 		}

@@ -24,7 +24,13 @@ const (
 	// the workspace checkpoint $2 belongs to.
 	qDeltaSpan = `SELECT w.staging_base, COALESCE((SELECT MAX(ver) FROM staging_records WHERE workspace_id = w.id), 0),
 		c.workspace_id FROM workspaces AS w, checkpoints AS c WHERE w.id = $1 AND c.id = $2`
-	qCheckpointDelta     = `SELECT body, workspace_id, base, ver FROM checkpoint_deltas WHERE checkpoint_id = $1`
+	qCheckpointDelta = `SELECT body, workspace_id, base, ver FROM checkpoint_deltas WHERE checkpoint_id = $1`
+	// qLiveSpan is workspace $1's delta as a range of its records.
+	qLiveSpan = `SELECT w.staging_base, COALESCE((SELECT MAX(ver) FROM staging_records WHERE workspace_id = w.id), 0)
+		FROM workspaces AS w WHERE w.id = $1`
+	// qRecordRef reads what record $2 of workspace $1 refers to (NULLs:
+	// it holds rows).
+	qRecordRef           = `SELECT ref_ws, ref_base, ref_ver FROM staging_records WHERE workspace_id = $1 AND ver = $2`
 	qSetCheckpointRoot   = `UPDATE checkpoints SET root = $2 WHERE id = $1`
 	qUnfoldedCheckpoints = `SELECT checkpoint_id FROM checkpoint_deltas ORDER BY checkpoint_id`
 )
@@ -40,20 +46,42 @@ func (t *Tx) exists(op, query, id string) error {
 	return err
 }
 
-// CopyStaged implements meta.Tx. The copy is one record of dst.
+// CopyStaged implements meta.Tx. The copy is one record of dst that
+// refers to src's records of the delta (docs/decisions/028), whatever
+// the delta holds; when those are a single reference (src is a fork that
+// has not committed since), dst refers to the same records, so chains of
+// forks do not lengthen the chain of references. src's pruning keeps the
+// records while the reference lasts, and DeleteWorkspace writes them out
+// into the reference first.
 func (t *Tx) CopyStaged(src, dst string) error {
 	op := fmt.Sprintf("copy staging rows of workspace %q to %q", src, dst)
-	if err := t.exists(op, qWorkspaceExists, src); err != nil {
-		return err
-	}
 	if err := t.exists(op, qWorkspaceExists, dst); err != nil {
 		return err
 	}
-	rows, err := t.Staged(src)
-	if err != nil {
+	var base, top int64
+	if err := t.queryRow(op, false, qLiveSpan, []any{src}, &base, &top); err != nil {
 		return err
 	}
-	return t.rebase(dst, rows)
+	if src == dst {
+		return nil // the delta is its own copy
+	}
+	if top <= base {
+		return t.rebase(dst, nil, nil)
+	}
+	ref := span{ws: src, base: base, ver: top}
+	if top == base+1 {
+		var (
+			ws     sql.NullString
+			rb, rv sql.NullInt64
+		)
+		if err := t.queryRow(op, false, qRecordRef, []any{src, top}, &ws, &rb, &rv); err != nil {
+			return err
+		}
+		if ws.Valid {
+			ref = span{ws: ws.String, base: rb.Int64, ver: rv.Int64}
+		}
+	}
+	return t.rebase(dst, nil, &ref)
 }
 
 // SnapshotStaged implements meta.Tx. A checkpoint of the workspace itself

@@ -27,6 +27,10 @@ const (
 	qSetRoot         = `UPDATE workspaces SET root = $2, updated_at = ` + nowFunc + `() WHERE id = $1`
 	qSetQuota        = `UPDATE workspaces SET max_bytes = $2, max_entries = $3 WHERE id = $1`
 	qDeleteWorkspace = `DELETE FROM workspaces WHERE id = $1`
+	// qReferrers lists the records referring to workspace $1's records;
+	// qWriteOutRef makes one hold rows $3 instead.
+	qReferrers   = `SELECT workspace_id, ver, ref_base, ref_ver FROM staging_records WHERE ref_ws = $1 ORDER BY workspace_id, ver`
+	qWriteOutRef = `UPDATE staging_records SET body = $3, ref_ws = NULL, ref_base = NULL, ref_ver = NULL WHERE workspace_id = $1 AND ver = $2`
 )
 
 // CreateWorkspace implements meta.Tx. An empty ID or Name is fs.ErrInvalid;
@@ -153,7 +157,44 @@ func (t *Tx) SetQuota(id string, q meta.Quota) error {
 }
 
 // DeleteWorkspace implements meta.Tx. Checkpoints and staging rows go with
-// the workspace (ON DELETE CASCADE). A missing workspace is fs.ErrNotExist.
+// the workspace (ON DELETE CASCADE); the records of other workspaces that
+// refer to its records (forks of it, docs/decisions/028) get the rows
+// they read there written into them first. A missing workspace is
+// fs.ErrNotExist.
 func (t *Tx) DeleteWorkspace(id string) error {
-	return t.execOne(fmt.Sprintf("delete workspace %q", id), qDeleteWorkspace, id)
+	op := fmt.Sprintf("delete workspace %q", id)
+	if err := t.writeOutRefs(op, id); err != nil {
+		return err
+	}
+	return t.execOne(op, qDeleteWorkspace, id)
+}
+
+// writeOutRefs turns every record referring to workspace id's records into
+// one holding the rows it reads there, so it no longer needs them.
+func (t *Tx) writeOutRefs(op, id string) error {
+	type referrer struct {
+		ws  string
+		ver int64
+		ref span
+	}
+	var refs []referrer
+	err := t.query(op, qReferrers, []any{id}, func(rows *sql.Rows) error {
+		r := referrer{ref: span{ws: id}}
+		err := rows.Scan(&r.ws, &r.ver, &r.ref.base, &r.ref.ver)
+		refs = append(refs, r)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		rows, err := t.spanRows(op, r.ref)
+		if err != nil {
+			return err
+		}
+		if err := t.execOne(op, qWriteOutRef, r.ws, r.ver, meta.AppendDelta(nil, rows)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
