@@ -155,7 +155,7 @@ func (w *Workspace) forkN(ctx context.Context, n int, opts ForkNOptions) ([]*Wor
 	w.store.folder.kick()
 	forks := make([]*Workspace, 0, n)
 	for _, row := range rows {
-		f, err := w.store.openRow(ctx, row)
+		f, err := w.store.openRow(ctx, row, nil)
 		if err == nil {
 			err = f.attachMounts(ctx, specs)
 		}

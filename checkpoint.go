@@ -10,6 +10,7 @@ import (
 
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/meta"
+	"github.com/forkspace/forkspace/mount"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -238,36 +239,53 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 	if opts.scratch {
 		row.Tenant, specs = scratchTenant, nil
 	}
-	child, err := w.store.insert(ctx, "fork "+w.name+" as", row, func(tx meta.Tx) error {
-		if err := persistMounts(tx, row.ID, specs); err != nil {
-			return err
-		}
-		if err := copyExecPolicy(tx, w.id, row.ID); err != nil {
-			return err
-		}
-		if opts.Checkpoint != "" {
+	var from *vfs.Durable // the live state the fork copies, when it mirrors the stored one
+	if opts.Checkpoint != "" {
+		err = w.store.record(ctx, row, func(tx meta.Tx) error {
+			if err := inherit(tx, w.id, row.ID, specs); err != nil {
+				return err
+			}
 			if len(staged) > 0 {
 				if err := tx.PutStaged(row.ID, staged); err != nil {
 					return err
 				}
 			}
-		} else {
-			head, err := tx.Workspace(w.id)
-			if err != nil {
-				return err
-			}
-			row.Root = head.Root
-			if err := tx.SetRoot(row.ID, head.Root); err != nil {
-				return err
-			}
-			if err := tx.CopyStaged(w.id, row.ID); err != nil {
-				return err
-			}
-		}
-		return recordBase(tx, row.ID, w.id, row.Root)
-	})
+			return recordBase(tx, row.ID, w.id, row.Root)
+		})
+	} else {
+		// The source's state holds still while the fork copies it, so
+		// the fork's overlay is a copy-on-write clone of the source's
+		// instead of its stored rows read back and decoded.
+		err = w.Hold(func(d *vfs.Durable) error {
+			return w.store.record(ctx, row, func(tx meta.Tx) error {
+				from = nil // a transaction may run its function again
+				if err := inherit(tx, w.id, row.ID, specs); err != nil {
+					return err
+				}
+				head, err := tx.Workspace(w.id)
+				if err != nil {
+					return err
+				}
+				if d.Mirrors(head) {
+					from = d
+				}
+				row.Root = head.Root
+				if err := tx.SetRoot(row.ID, head.Root); err != nil {
+					return err
+				}
+				if err := tx.CopyStaged(w.id, row.ID); err != nil {
+					return err
+				}
+				return recordBase(tx, row.ID, w.id, row.Root)
+			})
+		})
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fork %s as %s: %w", w.name, name, err)
+	}
+	child, err := w.store.openRow(ctx, row, from)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s as %s: %w", w.name, name, err)
 	}
 	// The fork inherits the mount table: factories run again for it, and
 	// its copies of read-write mounts are local-only (mount.Options.
@@ -276,6 +294,15 @@ func (w *Workspace) Fork(ctx context.Context, name string, opts ForkOptions) (*W
 		return nil, fmt.Errorf("fork %s: %w", w.name, err)
 	}
 	return child, nil
+}
+
+// inherit gives the new workspace dst the mount table specs and the exec
+// policy of src.
+func inherit(tx meta.Tx, src, dst string, specs []mount.Spec) error {
+	if err := persistMounts(tx, dst, specs); err != nil {
+		return err
+	}
+	return copyExecPolicy(tx, src, dst)
 }
 
 // recordBase keeps the state workspace wsID has just been given (root plus

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +74,7 @@ func TestScrubMountCredentials(t *testing.T) {
 	// Rewind the schema to version 10: undo the later migrations' schema
 	// changes, so each applies again (a migration after 0015 that changes
 	// the schema adds its undoing here).
+	unreferStaging(t, db)
 	unconvertStaging(t, db)
 	for _, q := range []string{
 		`DROP INDEX audit_states_by_ord`,
@@ -137,6 +140,72 @@ func storeHolds(t *testing.T, dir, s string) bool {
 		t.Fatal(err)
 	}
 	return found
+}
+
+// unreferStaging undoes migration 0017 (docs/decisions/028): every record
+// referring to other records gets the rows it reads there (following
+// references, newest row per key), and the reference columns go.
+func unreferStaging(t *testing.T, db *sql.DB) {
+	t.Helper()
+	type record struct {
+		owner     string
+		ver       int64
+		body      []byte
+		ref       sql.NullString
+		base, top sql.NullInt64
+	}
+	read := func(q string, args ...any) []record {
+		t.Helper()
+		rows, err := db.Query(q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []record
+		for rows.Next() {
+			var r record
+			if err := rows.Scan(&r.owner, &r.ver, &r.body, &r.ref, &r.base, &r.top); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	const columns = `SELECT workspace_id, ver, body, ref_ws, ref_base, ref_ver FROM staging_records`
+	var rowsOf func(ws string, base, top int64) []meta.Staged
+	rowsOf = func(ws string, base, top int64) []meta.Staged {
+		newest := map[string]meta.Staged{}
+		for _, rec := range read(columns+` WHERE workspace_id = $1 AND ver > $2 AND ver <= $3 ORDER BY ver`, ws, base, top) {
+			var rows []meta.Staged
+			if rec.ref.Valid {
+				rows = rowsOf(rec.ref.String, rec.base.Int64, rec.top.Int64)
+			} else if err := meta.ParseDelta(rec.body, func(r meta.Staged) error { rows = append(rows, r); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				newest[string(r.Key)] = r
+			}
+		}
+		out := slices.Collect(maps.Values(newest))
+		slices.SortFunc(out, func(a, b meta.Staged) int { return bytes.Compare(a.Key, b.Key) })
+		return out
+	}
+	for _, rec := range read(columns + ` WHERE ref_ws IS NOT NULL`) {
+		body := meta.AppendDelta(nil, rowsOf(rec.ref.String, rec.base.Int64, rec.top.Int64))
+		if _, err := db.Exec(`UPDATE staging_records SET body = $3, ref_ws = NULL WHERE workspace_id = $1 AND ver = $2`, rec.owner, rec.ver, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`DROP INDEX staging_records_by_ref`,
+		`ALTER TABLE staging_records DROP COLUMN ref_ws`,
+		`ALTER TABLE staging_records DROP COLUMN ref_base`,
+		`ALTER TABLE staging_records DROP COLUMN ref_ver`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }
 
 // unconvertStaging undoes migration 0015: the records of staging_records

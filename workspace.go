@@ -113,7 +113,16 @@ func (s *Store) Create(ctx context.Context, name string, opts CreateOptions) (*W
 // insert records a new workspace row, runs fill (when not nil) in the same
 // transaction to give it its state, and opens it.
 func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, fill func(meta.Tx) error) (*Workspace, error) {
-	err := s.meta.Update(ctx, func(tx meta.Tx) error {
+	if err := s.record(ctx, row, fill); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, row.Name, err)
+	}
+	return s.openRow(ctx, row, nil)
+}
+
+// record records a new workspace row and runs fill (when not nil) in the
+// same transaction to give it its state.
+func (s *Store) record(ctx context.Context, row *meta.Workspace, fill func(meta.Tx) error) error {
+	return s.meta.Update(ctx, func(tx meta.Tx) error {
 		if _, err := tx.WorkspaceByName(row.Tenant, row.Name); err == nil {
 			return fmt.Errorf("name %q: %w", row.Name, fs.ErrExist)
 		}
@@ -128,10 +137,6 @@ func (s *Store) insert(ctx context.Context, op string, row *meta.Workspace, fill
 		}
 		return fill(tx)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", op, row.Name, err)
-	}
-	return s.openRow(ctx, row)
 }
 
 // Workspace returns the live workspace named ref (a name or an ID) in the
@@ -162,7 +167,7 @@ func (s *Store) Workspace(ctx context.Context, ref string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", ref, err)
 	}
-	return s.openRow(ctx, row)
+	return s.openRow(ctx, row, nil)
 }
 
 // lookup finds tenant's workspace row by ID or name; another tenant's is
@@ -199,7 +204,9 @@ func (s *Store) opened(tenant, ref string) *Workspace {
 	return w
 }
 
-func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, error) {
+// openRow returns the workspace of row, opening it unless it is open;
+// from (nil: none) is the state its stored state copies (vfs.Options.From).
+func (s *Store) openRow(ctx context.Context, row *meta.Workspace, from *vfs.Durable) (*Workspace, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -208,7 +215,7 @@ func (s *Store) openRow(ctx context.Context, row *meta.Workspace) (*Workspace, e
 	if w, ok := s.open[row.ID]; ok {
 		return w, nil
 	}
-	f, err := vfs.Open(ctx, s.deps(), row, vfs.Options{FoldRows: s.opts.FoldRows, Shared: s.opts.Shared})
+	f, err := vfs.Open(ctx, s.deps(), row, vfs.Options{FoldRows: s.opts.FoldRows, Shared: s.opts.Shared, From: from})
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,14 @@ type Options struct {
 	// the head and computes the mutation again. CatchUp catches up
 	// without writing.
 	Shared bool
+	// From is the state the workspace's stored state is a copy of (a
+	// fork's, taken by the parent's Hold and checked with
+	// Durable.Mirrors in the transaction that copied it): Open then reads
+	// only the workspace's root and head generation and takes From's
+	// overlay as its own, instead of reading and decoding the staging
+	// rows. One Open only: the FS owns the overlay afterwards. A From
+	// whose root is not the workspace's is ignored.
+	From *Durable
 }
 
 const (
@@ -122,11 +130,10 @@ type FS struct {
 // the in-memory overlay. Only ws.ID and, when opts.Quota is zero, ws.Quota
 // are used from ws. A missing workspace is fs.ErrNotExist.
 func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, error) {
-	root, rows, gen, err := readHead(ctx, d.Meta, ws.ID, -1)
+	root, ov, seq, gen, err := openHead(ctx, d.Meta, ws.ID, opts.From)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", ws.ID, err)
 	}
-	ov, seq := overlayOf(rows)
 	f := newFS(d, root)
 	f.ws, f.ov, f.wov, f.seq = ws.ID, ov, ov.Clone(), seq
 	f.log = f.log.With("workspace", ws.ID)
@@ -141,6 +148,26 @@ func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, e
 	f.shared = opts.Shared
 	f.headGen.Store(gen)
 	return f, nil
+}
+
+// openHead reads the state a workspace opens at: its committed root, its
+// staging overlay (from's, when from holds the same root: see
+// Options.From) and highest seq, and its head generation.
+func openHead(ctx context.Context, m meta.Store, id string, from *Durable) (root cas.Hash, ov *kv.Overlay, seq, gen int64, err error) {
+	if from != nil {
+		if root, gen, err = headOf(ctx, m, id); err != nil {
+			return cas.Hash{}, nil, 0, 0, err
+		}
+		if root == from.root {
+			return root, from.ov, from.seq, gen, nil
+		}
+	}
+	root, rows, gen, err := readHead(ctx, m, id, -1)
+	if err != nil {
+		return cas.Hash{}, nil, 0, 0, err
+	}
+	ov, seq = overlayOf(rows)
+	return root, ov, seq, gen, nil
 }
 
 // readHead reads a workspace's committed root, staging rows and head
