@@ -170,7 +170,9 @@ func (t *Tx) DeleteWorkspace(id string) error {
 }
 
 // writeOutRefs turns every record referring to workspace id's records into
-// one holding the rows it reads there, so it no longer needs them.
+// one holding the rows it reads there, so it no longer needs them. Forks
+// taken while id's delta did not change refer to the same records: those
+// are read once.
 func (t *Tx) writeOutRefs(op, id string) error {
 	type referrer struct {
 		ws  string
@@ -187,12 +189,18 @@ func (t *Tx) writeOutRefs(op, id string) error {
 	if err != nil {
 		return err
 	}
+	bodies := map[span][]byte{}
 	for _, r := range refs {
-		rows, err := t.spanRows(op, r.ref)
-		if err != nil {
-			return err
+		body, ok := bodies[r.ref]
+		if !ok {
+			rows, err := t.spanRows(op, r.ref)
+			if err != nil {
+				return err
+			}
+			body = meta.AppendDelta(nil, rows)
+			bodies[r.ref] = body
 		}
-		if err := t.execOne(op, qWriteOutRef, r.ws, r.ver, meta.AppendDelta(nil, rows)); err != nil {
+		if err := t.execOne(op, qWriteOutRef, r.ws, r.ver, body); err != nil {
 			return err
 		}
 	}
