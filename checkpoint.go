@@ -203,9 +203,13 @@ type ForkOptions struct {
 }
 
 // Fork creates workspace name as a copy of this one's live state (or of a
-// checkpoint). No file is copied: the fork records the same tree root and a
-// copy of the bounded staging delta, so the cost does not depend on the
-// workspace's files or bytes, and the two diverge independently afterwards.
+// checkpoint). No file is copied: the fork records the same tree root and
+// the staging delta, so the cost does not depend on the workspace's files
+// or bytes, and the two diverge independently afterwards. A fork of the
+// live state records the delta as a reference to this workspace's
+// records and opens with a copy-on-write clone of its overlay
+// (docs/decisions/028), so its cost does not depend on the staged changes
+// either; mutations of this workspace wait for its transaction.
 // The fork also keeps the state it started from, as a hidden checkpoint
 // (kind meta.CheckpointBase) that lives as long as the fork: the merge base
 // of later merges (see MergeBase).

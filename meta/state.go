@@ -8,8 +8,10 @@ import "github.com/forkspace/forkspace/cas"
 // their cost depends on the delta, never on the number of files.
 type StateTx interface {
 	// CopyStaged replaces the staging rows of workspace dst with a copy of
-	// those of workspace src (a fork). A missing workspace is
-	// fs.ErrNotExist.
+	// those of workspace src (a fork). Later changes to either never show
+	// in the other, whatever happens to src (a fold, its deletion); the
+	// SQL drivers store the copy as a reference to src's records
+	// (docs/decisions/028). A missing workspace is fs.ErrNotExist.
 	CopyStaged(src, dst string) error
 	// SnapshotStaged replaces the staging rows of checkpoint checkpointID
 	// with a copy of those of workspace workspaceID (a checkpoint).
