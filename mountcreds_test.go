@@ -144,7 +144,8 @@ func storeHolds(t *testing.T, dir, s string) bool {
 
 // unreferStaging undoes migration 0017 (docs/decisions/028): every record
 // referring to other records gets the rows it reads there (following
-// references, newest row per key), and the reference columns go.
+// references, newest row per key), and the reference columns and the
+// indexes go.
 func unreferStaging(t *testing.T, db *sql.DB) {
 	t.Helper()
 	type record struct {
@@ -198,6 +199,7 @@ func unreferStaging(t *testing.T, db *sql.DB) {
 	}
 	for _, q := range []string{
 		`DROP INDEX staging_records_by_ref`,
+		`DROP INDEX checkpoint_deltas_by_workspace`,
 		`ALTER TABLE staging_records DROP COLUMN ref_ws`,
 		`ALTER TABLE staging_records DROP COLUMN ref_base`,
 		`ALTER TABLE staging_records DROP COLUMN ref_ver`,

@@ -9,3 +9,9 @@ ALTER TABLE staging_records ADD COLUMN ref_ws TEXT;
 ALTER TABLE staging_records ADD COLUMN ref_base BIGINT;
 ALTER TABLE staging_records ADD COLUMN ref_ver BIGINT;
 CREATE INDEX staging_records_by_ref ON staging_records (ref_ws, ref_base) WHERE ref_ws IS NOT NULL;
+
+-- Pruning a workspace's records reads the least base of the checkpoints
+-- referring to them; without an index that read scanned every unfolded
+-- checkpoint's delta, a fork's most expensive statement once thousands of
+-- forks' base checkpoints awaited the folder.
+CREATE INDEX checkpoint_deltas_by_workspace ON checkpoint_deltas (workspace_id, base) WHERE workspace_id IS NOT NULL;
