@@ -47,11 +47,14 @@ type Options struct {
 	Shared bool
 	// From is the state the workspace's stored state is a copy of (a
 	// fork's, taken by the parent's Hold and checked with
-	// Durable.Mirrors in the transaction that copied it): Open then reads
-	// only the workspace's root and head generation and takes From's
-	// overlay as its own, instead of reading and decoding the staging
-	// rows. One Open only: the FS owns the overlay afterwards. A From
-	// whose root is not the workspace's is ignored.
+	// Durable.Mirrors in the transaction that copied it), and ws the row
+	// that transaction wrote: Open then reads nothing, taking the root
+	// and head generation from ws and From's overlay as its own, instead
+	// of reading and decoding the staging rows. One Open only: the FS
+	// owns the overlay afterwards. A From whose root is not ws's is
+	// ignored. (If another process sharing the store changes the new
+	// workspace first, its first commit finds the head moved and reloads,
+	// as any stale mirror does.)
 	From *Durable
 }
 
@@ -128,9 +131,10 @@ type FS struct {
 // workspace's committed root and staging rows in one snapshot; the staging
 // rows (the durable write-ahead delta of every acknowledged mutation) become
 // the in-memory overlay. Only ws.ID and, when opts.Quota is zero, ws.Quota
-// are used from ws. A missing workspace is fs.ErrNotExist.
+// are used from ws (and its Root and HeadGen with opts.From). A missing
+// workspace is fs.ErrNotExist.
 func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, error) {
-	root, ov, seq, gen, err := openHead(ctx, d.Meta, ws.ID, opts.From)
+	root, ov, seq, gen, err := openHead(ctx, d.Meta, ws, opts.From)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", ws.ID, err)
 	}
@@ -150,19 +154,16 @@ func Open(ctx context.Context, d Deps, ws *meta.Workspace, opts Options) (*FS, e
 	return f, nil
 }
 
-// openHead reads the state a workspace opens at: its committed root, its
-// staging overlay (from's, when from holds the same root: see
-// Options.From) and highest seq, and its head generation.
-func openHead(ctx context.Context, m meta.Store, id string, from *Durable) (root cas.Hash, ov *kv.Overlay, seq, gen int64, err error) {
-	if from != nil {
-		if root, gen, err = headOf(ctx, m, id); err != nil {
-			return cas.Hash{}, nil, 0, 0, err
-		}
-		if root == from.root {
-			return root, from.ov, from.seq, gen, nil
-		}
+// openHead returns the state workspace ws opens at: its committed root,
+// its staging overlay and highest seq, and its head generation. With from
+// (see Options.From) holding ws's root, they are ws's root and head
+// generation (the row the fork's transaction wrote) and from's overlay,
+// and nothing is read; otherwise they are read in one snapshot.
+func openHead(ctx context.Context, m meta.Store, ws *meta.Workspace, from *Durable) (root cas.Hash, ov *kv.Overlay, seq, gen int64, err error) {
+	if from != nil && ws.Root == from.root {
+		return ws.Root, from.ov, from.seq, ws.HeadGen, nil
 	}
-	root, rows, gen, err := readHead(ctx, m, id, -1)
+	root, rows, gen, err := readHead(ctx, m, ws.ID, -1)
 	if err != nil {
 		return cas.Hash{}, nil, 0, 0, err
 	}

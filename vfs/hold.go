@@ -1,8 +1,6 @@
 package vfs
 
 import (
-	"context"
-	"fmt"
 	"io/fs"
 
 	"github.com/forkspace/forkspace/cas"
@@ -53,20 +51,4 @@ func (f *FS) Hold(fn func(d *Durable) error) error {
 	d := &Durable{root: f.root, ov: f.ov.Clone(), seq: f.seq, headGen: f.headGen.Load()}
 	f.mu.Unlock()
 	return fn(d)
-}
-
-// headOf reads a workspace's committed root and head generation.
-func headOf(ctx context.Context, m meta.Store, id string) (root cas.Hash, gen int64, err error) {
-	err = m.View(ctx, func(tx meta.Tx) error {
-		w, err := tx.Workspace(id)
-		if err != nil {
-			return err
-		}
-		root, gen = w.Root, w.HeadGen
-		return nil
-	})
-	if err != nil {
-		return cas.Hash{}, 0, fmt.Errorf("read head of workspace %s: %w", id, err)
-	}
-	return root, gen, nil
 }

@@ -19,8 +19,9 @@ import (
 //
 // A fork's first record may instead refer to a range of its parent's
 // records (docs/decisions/028): (ref_ws, ref_base, ref_ver) and an empty
-// delta for body, read as the newest row per key of that range. Every read of
-// records goes through records, which reads such a reference in place.
+// delta for body, read as the newest row per key of that range. Every
+// read of records goes through records, which reads such a reference in
+// place.
 
 const (
 	// nextVer and ofWorkspace compute the version after every record of
