@@ -160,7 +160,97 @@ func checkTree(t *testing.T, w *forkspace.Workspace, want map[string]string) {
 			continue
 		}
 		if b, err := w.ReadFile(ctx, name); err != nil || string(b) != data {
-			t.Errorf("%s: %s reads %d bytes (%v), want %d", w.Name(), name, len(b), err, len(data))
+			t.Errorf("%s: %s reads %s (%v), want %s", w.Name(), name, brief(b), err, brief([]byte(data)))
 		}
 	}
+}
+
+// TestForkDuringWrites forks a workspace while another goroutine writes
+// to it and its overlay folds (FoldRows 64): each fork opens from the
+// parent's held in-memory state, which must be the state its transaction
+// stored. After reopening the store, every fork reads what it read in
+// memory right after the fork.
+func TestForkDuringWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := openPass(t, forkspace.Options{Dir: dir, FoldRows: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustCreate(t, st, "p")
+	for i := range 50 {
+		write(t, p, fmt.Sprintf("f%02d", i), "0")
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := p.WriteFile(ctx, fmt.Sprintf("f%02d", i%50), []byte(fmt.Sprint(i)), 0o644); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	const forks = 20
+	seen := map[string]map[string]string{}
+	for i := range forks {
+		name := fmt.Sprint("fork", i)
+		w, err := p.Fork(ctx, name, forkspace.ForkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[name] = treeOf(t, w)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = openPass(t, forkspace.Options{Dir: dir, FoldRows: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for name, want := range seen {
+		w, err := st.Workspace(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTree(t, w, want)
+	}
+}
+
+// brief shows short contents as they are and long ones by their length.
+func brief(b []byte) string {
+	if len(b) > 32 {
+		return fmt.Sprintf("%d bytes", len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// treeOf returns the regular files of w and their contents.
+func treeOf(t *testing.T, w *forkspace.Workspace) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	err := fs.WalkDir(w.IOFS(ctx), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := w.ReadFile(ctx, name)
+		out[name] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s: walk: %v", w.Name(), err)
+	}
+	return out
 }
