@@ -1,12 +1,14 @@
 package sqlitemeta
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"log/slog"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/forkspace/forkspace/meta/internal/sqltx"
@@ -207,5 +209,43 @@ func TestMigrateStateOrder(t *testing.T) {
 	want := map[int64]int64{1: 1, 5: 2, 9: 3, 2: 1, 11: 2}
 	if !maps.Equal(got, want) {
 		t.Errorf("ords after migration = %v, want %v", got, want)
+	}
+}
+
+// TestMigrateInlineRowid upgrades a database of migration 0017 holding
+// inline bodies in 0016's WITHOUT ROWID table: 0018 keeps every body and
+// its times in a rowid table with a unique hash index, which lookups use.
+func TestMigrateInlineRowid(t *testing.T) {
+	ctx := context.Background()
+	conn, ms, log := migratedTo(t, 17)
+	big := bytes.Repeat([]byte("an overflowing body "), 600)
+	for i, data := range [][]byte{[]byte("small"), big} {
+		_, err := conn.ExecContext(ctx, `INSERT INTO inline_bodies (hash, data, created_at, touched_at) VALUES (?, ?, ?, ?)`,
+			[]byte{byte(i)}, data, 10+i, 20+i)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := migrate(ctx, conn, ms[:18], log); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]byte{[]byte("small"), big} {
+		var data []byte
+		var created, touched int
+		err := conn.QueryRowContext(ctx, `SELECT data, created_at, touched_at FROM inline_bodies WHERE hash = ?`, []byte{byte(i)}).Scan(&data, &created, &touched)
+		if err != nil || !bytes.Equal(data, want) || created != 10+i || touched != 20+i {
+			t.Fatalf("body %d after migrating: %d bytes, %d, %d, %v", i, len(data), created, touched, err)
+		}
+	}
+	var plan string
+	err := conn.QueryRowContext(ctx, `EXPLAIN QUERY PLAN SELECT data FROM inline_bodies WHERE hash = ?`, []byte{0}).Scan(new(int), new(int), new(int), &plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "USING INDEX") {
+		t.Errorf("a lookup by hash plans %q, want the hash index", plan)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO inline_bodies (hash, data, created_at) VALUES (?, 'dup', 1)`, []byte{0}); err == nil {
+		t.Error("a second row with the same hash was accepted")
 	}
 }
