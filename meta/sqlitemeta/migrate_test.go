@@ -100,8 +100,18 @@ func TestEmbeddedMigrations(t *testing.T) {
 // migration on data written at v.
 func migratedTo(t *testing.T, v int) (*sql.Conn, []sqltx.Migration, *slog.Logger) {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	db := sql.OpenDB(connector{dsn: dsn(filepath.Join(t.TempDir(), "m.db"), 0, false)})
+	_, _, conn, ms, log := migratedDB(t, v)
+	return conn, ms, log
+}
+
+// migratedDB is migratedTo for a test that queries the database through
+// its pool or opens it again (Open): it returns the file's path and the
+// pool too (closed when the test ends; closing it first is allowed).
+func migratedDB(t *testing.T, v int) (path string, db *sql.DB, conn *sql.Conn, ms []sqltx.Migration, log *slog.Logger) {
+	t.Helper()
+	log = slog.New(slog.DiscardHandler)
+	path = filepath.Join(t.TempDir(), "m.db")
+	db = sql.OpenDB(connector{dsn: dsn(path, 0, false)})
 	t.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
 	conn, err := db.Conn(context.Background())
@@ -109,14 +119,13 @@ func migratedTo(t *testing.T, v int) (*sql.Conn, []sqltx.Migration, *slog.Logger
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	ms, err := migrations()
-	if err != nil {
+	if ms, err = migrations(); err != nil {
 		t.Fatal(err)
 	}
 	if err := migrate(context.Background(), conn, ms[:v], log); err != nil {
 		t.Fatal(err)
 	}
-	return conn, ms, log
+	return path, db, conn, ms, log
 }
 
 func TestMigrateTenants(t *testing.T) {

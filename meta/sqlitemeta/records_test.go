@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,21 +17,7 @@ import (
 // version counter are gone.
 func TestMigrateStagingRecords(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db := sql.OpenDB(connector{dsn: dsn(path, 0, false)})
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if err := migrate(ctx, conn, ms[:14], log); err != nil {
-		t.Fatal(err)
-	}
+	path, db, conn, ms, log := migratedDB(t, 14)
 	for _, q := range metatest.StagingRowsBefore() {
 		if _, err := conn.ExecContext(ctx, q[0].(string), q[1:]...); err != nil {
 			t.Fatalf("%s: %v", q[0], err)
@@ -43,7 +27,7 @@ func TestMigrateStagingRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left int
-	err = conn.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM sqlite_master WHERE name IN ('staging', 'staging_log', 'checkpoint_staging'))
+	err := conn.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM sqlite_master WHERE name IN ('staging', 'staging_log', 'checkpoint_staging'))
 		+ (SELECT COUNT(*) FROM counters WHERE name = 'staging_log')`).Scan(&left)
 	if err != nil || left != 0 {
 		t.Errorf("old tables and counter after 0015: %d, %v", left, err)
@@ -67,22 +51,7 @@ func TestMigrateStagingRecords(t *testing.T) {
 // records.
 func TestForkRefersToRecords(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db := sql.OpenDB(connector{dsn: dsn(path, 0, false)})
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if err := migrate(ctx, conn, ms[:16], log); err != nil {
-		t.Fatal(err)
-	}
+	path, db, conn, ms, log := migratedDB(t, 16)
 	const n = 50
 	var want []meta.Staged
 	if _, err := conn.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, updated_at) VALUES ('ws-a', 'a', 1, 1), ('ws-b', 'b', 1, 1)`); err != nil {
