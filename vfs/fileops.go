@@ -54,27 +54,40 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 // whole. The contents of all of names are held at once: callers bound
 // len(names).
 func (f *FS) ReadFiles(ctx context.Context, names []string, fn func(i int, data []byte, err error) error) error {
+	return f.ReadFilesIn(ctx, ".", names, fn)
+}
+
+// ReadFilesIn is ReadFiles of names relative to directory dir: dir is
+// resolved once, and each name from it rather than from the root. Errors
+// name the paths dir/name. A dir that cannot be resolved fails every name.
+func (f *FS) ReadFilesIn(ctx context.Context, dir string, names []string, fn func(i int, data []byte, err error) error) error {
 	const op = "read"
+	paths := make([]string, len(names))
 	errs := make([]error, len(names))
 	alone := make([]bool, len(names)) // read by ReadFile
 	for i, name := range names {
-		if errs[i] = validPath(op, name); errs[i] == nil {
-			_, _, alone[i] = f.virtual(ctx, name)
+		paths[i] = pathIn(dir, name)
+		if errs[i] = validPath(op, paths[i]); errs[i] == nil {
+			_, _, alone[i] = f.virtual(ctx, paths[i])
 		}
 	}
 	var (
 		batch []int // indexes of the names read in the batch
 		ms    []content.Manifest
 	)
-	err := f.read(ctx, op, ".", func(t *txn) error {
+	err := f.read(ctx, op, dir, func(t *txn) error {
+		stack, err := t.dirStack(ctx, dir) // fails every name
 		for i, name := range names {
 			if errs[i] != nil || alone[i] {
 				continue
 			}
-			m, stub, err := t.fileManifest(ctx, name)
+			m, stub, ferr := content.Manifest{}, false, err
+			if ferr == nil {
+				m, stub, ferr = t.fileManifest(ctx, stack, name)
+			}
 			switch {
-			case err != nil:
-				errs[i] = errdefs.PathError(op, name, err)
+			case ferr != nil:
+				errs[i] = errdefs.PathError(op, paths[i], ferr)
 			case stub:
 				alone[i] = true
 			default:
@@ -92,17 +105,17 @@ func (f *FS) ReadFiles(ctx context.Context, names []string, fn func(i int, data 
 		i := batch[j]
 		datas[i] = data
 		if err != nil {
-			errs[i] = &fs.PathError{Op: op, Path: names[i], Err: err}
+			errs[i] = &fs.PathError{Op: op, Path: paths[i], Err: err}
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for i, name := range names {
+	for i, p := range paths {
 		data, err := datas[i], errs[i]
 		if alone[i] && err == nil {
-			data, err = f.ReadFile(ctx, name)
+			data, err = f.ReadFile(ctx, p)
 		}
 		datas[i] = nil // fn owns data; drop it as fn goes
 		if err := fn(i, data, err); err != nil {
@@ -112,11 +125,16 @@ func (f *FS) ReadFiles(ctx context.Context, names []string, fn func(i int, data 
 	return nil
 }
 
-// fileManifest resolves name (following links) to a regular file and
+// fileManifest resolves name relative to the directories dir (from the
+// root, as dirStack returns them; following links) to a regular file and
 // returns its manifest, and whether it is a stub that a read must hydrate
 // first.
-func (t *txn) fileManifest(ctx context.Context, name string) (content.Manifest, bool, error) {
-	n, err := t.lookupFile(ctx, name)
+func (t *txn) fileManifest(ctx context.Context, dir []uint64, name string) (content.Manifest, bool, error) {
+	var buf [16]uint64
+	n, _, err := t.resolveIn(ctx, append(buf[:0], dir...), name, true)
+	if err == nil {
+		err = fileNode(n)
+	}
 	if err != nil {
 		return content.Manifest{}, false, err
 	}
@@ -131,15 +149,25 @@ func (t *txn) fileManifest(ctx context.Context, name string) (content.Manifest, 
 // lookupFile resolves name (following links) and fails unless it is a
 // regular file: fs.ErrNotExist or errdefs.ErrIsDir.
 func (t *txn) lookupFile(ctx context.Context, name string) (node, error) {
-	n, err := t.lookup(ctx, name, true)
-	switch {
-	case err != nil:
-	case n.typ == typeDir:
-		err = errdefs.ErrIsDir
-	case n.typ.special():
-		err = errSpecial(n.typ)
+	n, err := t.resolve(ctx, name, true)
+	if err == nil {
+		err = fileNode(n)
 	}
 	return n, err
+}
+
+// fileNode fails unless n is a regular file: fs.ErrNotExist,
+// errdefs.ErrIsDir or the error of a special file.
+func fileNode(n node) error {
+	switch {
+	case !n.exists():
+		return fs.ErrNotExist
+	case n.typ == typeDir:
+		return errdefs.ErrIsDir
+	case n.typ.special():
+		return errSpecial(n.typ)
+	}
+	return nil
 }
 
 // errSpecial is the error of reading or writing the contents of a special

@@ -115,3 +115,12 @@ func splitPath(p string) []string {
 	}
 	return strings.Split(p, "/")
 }
+
+// pathIn is the path of name (a valid path) in directory dir (a valid
+// path, "." for the root).
+func pathIn(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}

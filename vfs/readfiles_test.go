@@ -78,6 +78,37 @@ func TestReadFilesMissingBody(t *testing.T) {
 	}
 }
 
+// TestReadFilesIn reads names relative to directories — nested, through
+// a link, missing, not a directory — including links out of the
+// directory and names that cannot be read: each gets what ReadFile of
+// dir/name gets.
+func TestReadFilesIn(t *testing.T) {
+	e := newEnv(t, vfs.Options{})
+	f := e.open(e.ws)
+	ctx := context.Background()
+	must(t, f.MkdirAll(ctx, "d/sub", 0o755))
+	must(t, f.WriteFile(ctx, "d/small", []byte("small body"), 0o644))
+	must(t, f.WriteFile(ctx, "d/large", bytes.Repeat([]byte("large body "), 20_000), 0o644))
+	must(t, f.WriteFile(ctx, "d/sub/small2", []byte("another body"), 0o600))
+	must(t, f.Symlink(ctx, "../large", "d/sub/uplink"))
+	must(t, f.Symlink(ctx, "/d/small", "d/sub/abslink"))
+	must(t, f.Symlink(ctx, "d/sub", "sublink"))
+	names := []string{"small", "large", "small2", "uplink", "abslink", "sub", "missing", "sub/small2", "../d/small", ""}
+	for _, dir := range []string{".", "d", "d/sub", "sublink", "d/missing", "d/small"} {
+		got := readFilesIn(t, f, dir, names)
+		for i, name := range names {
+			p := dir + "/" + name
+			if dir == "." {
+				p = name
+			}
+			data, err := f.ReadFile(ctx, p)
+			if fmt.Sprint(got[i].err) != fmt.Sprint(err) || !bytes.Equal(got[i].data, data) {
+				t.Errorf("%q in %q: ReadFilesIn = %d bytes, %v; ReadFile = %d bytes, %v", name, dir, len(got[i].data), got[i].err, len(data), err)
+			}
+		}
+	}
+}
+
 type readResult struct {
 	data []byte
 	err  error
@@ -87,8 +118,23 @@ type readResult struct {
 // in order.
 func readFiles(t *testing.T, f *vfs.FS, names []string) []readResult {
 	t.Helper()
+	return readFilesWith(t, f.ReadFiles, names)
+}
+
+// readFilesIn is readFiles of f.ReadFilesIn in dir.
+func readFilesIn(t *testing.T, f *vfs.FS, dir string, names []string) []readResult {
+	t.Helper()
+	return readFilesWith(t, func(ctx context.Context, names []string, fn func(int, []byte, error) error) error {
+		return f.ReadFilesIn(ctx, dir, names, fn)
+	}, names)
+}
+
+// readFilesWith calls read (ReadFiles or ReadFilesIn) and checks that it
+// reports every name once, in order.
+func readFilesWith(t *testing.T, read func(context.Context, []string, func(int, []byte, error) error) error, names []string) []readResult {
+	t.Helper()
 	var got []readResult
-	err := f.ReadFiles(context.Background(), names, func(i int, data []byte, err error) error {
+	err := read(context.Background(), names, func(i int, data []byte, err error) error {
 		if i != len(got) {
 			t.Fatalf("file %d reported after %d others", i, len(got))
 		}

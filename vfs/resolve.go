@@ -33,7 +33,17 @@ func (n node) exists() bool { return n.ino != 0 }
 // errdefs.ErrLoop. A missing final component is not an error.
 func (t *txn) resolve(ctx context.Context, p string, follow bool) (node, error) {
 	var buf [16]uint64
-	stack := append(buf[:0], rootIno) // directories from the root to the current one
+	n, _, err := t.resolveIn(ctx, append(buf[:0], rootIno), p, follow)
+	return n, err
+}
+
+// resolveIn is resolve relative to a directory: stack holds the inodes of
+// the directories from the root to it (the root alone: p is from the
+// root), as dirStack returns them. resolveIn works in stack (its elements
+// may be overwritten: callers pass a copy) and returns it as the
+// directories from the root to the node's (the node itself when it is a
+// directory reached by "." or "..", else its parent).
+func (t *txn) resolveIn(ctx context.Context, stack []uint64, p string, follow bool) (node, []uint64, error) {
 	comps := splitPath(p)
 	hops := 0
 	for len(comps) > 0 {
@@ -43,7 +53,8 @@ func (t *txn) resolve(ctx context.Context, p string, follow bool) (node, error) 
 		switch c {
 		case "", ".":
 			if last {
-				return t.dirNode(ctx, stack)
+				n, err := t.dirNode(ctx, stack)
+				return n, stack, err
 			}
 			continue
 		case "..":
@@ -51,28 +62,29 @@ func (t *txn) resolve(ctx context.Context, p string, follow bool) (node, error) 
 				stack = stack[:len(stack)-1]
 			}
 			if last {
-				return t.dirNode(ctx, stack)
+				n, err := t.dirNode(ctx, stack)
+				return n, stack, err
 			}
 			continue
 		}
 		dir := stack[len(stack)-1]
 		d, ok, err := t.entry(ctx, dir, c)
 		if err != nil {
-			return node{}, err
+			return node{}, nil, err
 		}
 		if !ok {
 			if last {
-				return node{parent: dir, name: c}, nil
+				return node{parent: dir, name: c}, stack, nil
 			}
-			return node{}, fs.ErrNotExist
+			return node{}, nil, fs.ErrNotExist
 		}
 		if d.typ == typeSymlink && (!last || follow) {
 			if hops++; hops > maxHops {
-				return node{}, errdefs.ErrLoop
+				return node{}, nil, errdefs.ErrLoop
 			}
 			target, err := t.readlink(ctx, d.ino)
 			if err != nil {
-				return node{}, err
+				return node{}, nil, err
 			}
 			if strings.HasPrefix(target, "/") {
 				stack = stack[:1]
@@ -81,14 +93,33 @@ func (t *txn) resolve(ctx context.Context, p string, follow bool) (node, error) 
 			continue
 		}
 		if last {
-			return node{parent: dir, name: c, ino: d.ino, typ: d.typ}, nil
+			return node{parent: dir, name: c, ino: d.ino, typ: d.typ}, stack, nil
 		}
 		if d.typ != typeDir {
-			return node{}, errdefs.ErrNotDir
+			return node{}, nil, errdefs.ErrNotDir
 		}
 		stack = append(stack, d.ino)
 	}
-	return t.dirNode(ctx, stack)
+	n, err := t.dirNode(ctx, stack)
+	return n, stack, err
+}
+
+// dirStack resolves the directory p (following links) and returns the
+// inodes of the directories from the root to it, for resolveIn: a
+// missing p is fs.ErrNotExist, another file errdefs.ErrNotDir.
+func (t *txn) dirStack(ctx context.Context, p string) ([]uint64, error) {
+	n, stack, err := t.resolveIn(ctx, []uint64{rootIno}, p, true)
+	switch {
+	case err != nil:
+		return nil, err
+	case !n.exists():
+		return nil, fs.ErrNotExist
+	case n.typ != typeDir:
+		return nil, errdefs.ErrNotDir
+	case stack[len(stack)-1] != n.ino:
+		stack = append(stack, n.ino)
+	}
+	return stack, nil
 }
 
 // dirNode returns the node of the directory on top of stack.

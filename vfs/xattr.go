@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -144,4 +145,41 @@ func (f *FS) Listxattr(ctx context.Context, name string) ([]string, error) {
 		})
 	})
 	return names, err
+}
+
+// Xattrs returns the extended attributes of the file name refers to
+// (following symbolic links), names to values, read in one lookup; nil
+// when it has none.
+func (f *FS) Xattrs(ctx context.Context, name string) (map[string][]byte, error) {
+	const op = "listxattr"
+	if err := validPath(op, name); err != nil {
+		return nil, err
+	}
+	var out map[string][]byte
+	err := f.read(ctx, op, name, func(t *txn) error {
+		n, err := t.lookup(ctx, name, true)
+		if err != nil {
+			return err
+		}
+		out, err = t.xattrs(ctx, n.ino)
+		return err
+	})
+	return out, err
+}
+
+// xattrs returns the extended attributes of inode ino (nil when none).
+func (t *txn) xattrs(ctx context.Context, ino uint64) (map[string][]byte, error) {
+	var out map[string][]byte
+	start, end := inoRange(ino, kindXattr)
+	err := t.view.Scan(ctx, start, end, func(k, v []byte) error {
+		if out == nil {
+			out = make(map[string][]byte)
+		}
+		out[string(k[10:])] = bytes.Clone(v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read attributes of inode %d: %w", ino, err)
+	}
+	return out, nil
 }
