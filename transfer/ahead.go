@@ -11,16 +11,17 @@ import (
 
 // readAhead reads the small regular files of one directory listing ahead
 // of an export's walk: runtime.GOMAXPROCS workers read (and so verify)
-// their bytes and extended attributes, at most readAheadFiles files ahead
-// of the walk, while the sink writes the ones before. Consecutive files
-// that may be inline (at most content.MaxInlineMax bytes) are read up to
-// readAheadBatch in one vfs.FS.ReadFiles (one metadata request for their
-// bodies); a larger one is read on its own, so chunked files are read in
-// parallel. Reads of a live workspace see its state when they run, as
-// an export's reads always did.
+// their bytes, at most readAheadFiles files ahead of the walk, while the
+// sink writes the ones before (their attributes and extended attributes
+// come with the listing). Consecutive files that may be inline (at most
+// content.MaxInlineMax bytes) are read up to readAheadBatch in one
+// vfs.FS.ReadFilesIn (names resolved from their directory, one metadata
+// request for their bodies); a larger one is read on its own, so chunked
+// files are read in parallel. Reads of a live workspace see its state
+// when they run, as an export's reads always did.
 type readAhead struct {
-	files  map[int]*aheadFile // by index in the listing
-	slots  chan struct{}      // one per file read but not yet taken
+	files  []aheadFile   // by index in the listing
+	slots  chan struct{} // one per file read but not yet taken
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -33,38 +34,20 @@ const (
 	readAheadBatch = 16
 )
 
-// aheadFile is one file read ahead; done is closed when it is.
+// aheadFile is one file of a listing: read ahead when done is not nil,
+// and read once done is closed.
 type aheadFile struct {
-	done   chan struct{}
-	data   []byte
-	xattrs map[string][]byte
-	err    error
+	done chan struct{}
+	data []byte
+	err  error
 }
 
-// aheadPath is an entry of a directory listing to read ahead: its path
-// ("" for an entry not to read ahead) and size.
-type aheadPath struct {
-	path string
-	size int64
-}
-
-// newReadAhead starts reading the files of f at paths (a directory
-// listing's).
-func newReadAhead(ctx context.Context, f *vfs.FS, paths []aheadPath) *readAhead {
-	ra := &readAhead{files: map[int]*aheadFile{}, slots: make(chan struct{}, readAheadFiles)}
-	var jobs [][]int // indexes into paths, read together
-	inline := func(i int) bool { return paths[i].size <= content.MaxInlineMax }
-	for i, p := range paths {
-		if p.path == "" {
-			continue
-		}
-		ra.files[i] = &aheadFile{done: make(chan struct{})}
-		if n := len(jobs); n > 0 && inline(i) && inline(jobs[n-1][0]) && len(jobs[n-1]) < readAheadBatch {
-			jobs[n-1] = append(jobs[n-1], i)
-		} else {
-			jobs = append(jobs, []int{i})
-		}
-	}
+// newReadAhead starts reading the files of f in directory dir listed as
+// dis whose entry in files has a done channel (dis and files are indexed
+// alike).
+func newReadAhead(ctx context.Context, f *vfs.FS, dir string, dis []vfs.DirInfo, files []aheadFile) *readAhead {
+	ra := &readAhead{files: files, slots: make(chan struct{}, readAheadFiles)}
+	jobs := aheadJobs(dis, files)
 	if len(jobs) == 0 {
 		return ra
 	}
@@ -90,31 +73,48 @@ func newReadAhead(ctx context.Context, f *vfs.FS, paths []aheadPath) *readAhead 
 	for range runtime.GOMAXPROCS(0) {
 		ra.wg.Go(func() {
 			for job := range next {
-				ra.read(ctx, f, paths, job)
+				ra.read(ctx, f, dir, dis, job)
 			}
 		})
 	}
 	return ra
 }
 
-// read reads the files of batch (indexes into paths) and marks each done.
-func (ra *readAhead) read(ctx context.Context, f *vfs.FS, paths []aheadPath, batch []int) {
+// aheadJobs groups the files to read ahead (indexes into dis) into the
+// reads that fetch them: consecutive files that may be inline together,
+// up to readAheadBatch, any other file alone.
+func aheadJobs(dis []vfs.DirInfo, files []aheadFile) [][]int {
+	var jobs [][]int
+	inline := func(i int) bool { return dis[i].Info.Size() <= content.MaxInlineMax }
+	for i := range files {
+		if files[i].done == nil {
+			continue
+		}
+		if n := len(jobs); n > 0 && inline(i) && inline(jobs[n-1][0]) && len(jobs[n-1]) < readAheadBatch {
+			jobs[n-1] = append(jobs[n-1], i)
+		} else {
+			jobs = append(jobs, []int{i})
+		}
+	}
+	return jobs
+}
+
+// read reads the files of batch (indexes into dis) and marks each done.
+func (ra *readAhead) read(ctx context.Context, f *vfs.FS, dir string, dis []vfs.DirInfo, batch []int) {
 	names := make([]string, len(batch))
 	for j, i := range batch {
-		names[j] = paths[i].path
+		names[j] = dis[i].Name
 	}
 	done := 0
-	err := f.ReadFiles(ctx, names, func(j int, data []byte, err error) error {
-		af := ra.files[batch[j]]
-		if af.data, af.err = data, err; err == nil {
-			af.xattrs, af.err = wsXattrs(ctx, f, names[j])
-		}
+	err := f.ReadFilesIn(ctx, dir, names, func(j int, data []byte, err error) error {
+		af := &ra.files[batch[j]]
+		af.data, af.err = data, err
 		close(af.done)
 		done++
 		return nil
 	})
-	for _, i := range batch[done:] { // ReadFiles failed as a whole
-		af := ra.files[i]
+	for _, i := range batch[done:] { // ReadFilesIn failed as a whole
+		af := &ra.files[i]
 		af.err = err
 		close(af.done)
 	}
@@ -123,8 +123,8 @@ func (ra *readAhead) read(ctx context.Context, f *vfs.FS, paths []aheadPath, bat
 // take returns file i of the listing once it is read, or nil if it is not
 // read ahead.
 func (ra *readAhead) take(i int) *aheadFile {
-	af := ra.files[i]
-	if af == nil {
+	af := &ra.files[i]
+	if af.done == nil {
 		return nil
 	}
 	<-af.done

@@ -49,21 +49,25 @@ func (s *wsSource) walk(ctx context.Context, fn func(*entry, io.Reader) error) e
 }
 
 // visit walks the tree; with bodies it opens each regular file for fn.
+// Each directory is listed once with its entries' attributes (and, with
+// bodies, their extended attributes and link targets), so no entry's path
+// is resolved again but to read a file's bytes.
 func (s *wsSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.Reader) error) error {
 	fi, err := s.fs.Stat(ctx, s.root)
 	if err != nil {
 		return err
 	}
-	seen := make(map[uint64]string) // inode → first name, for hard links
-	if !fi.IsDir() {
-		return s.emit(ctx, path.Base(s.root), s.root, fi, seen, bodies, nil, fn)
-	}
-	e := s.entry(".", fi)
+	root := vfs.DirInfo{Name: path.Base(s.root), Info: fi}
 	if bodies {
-		if e.xattrs, err = wsXattrs(ctx, s.fs, s.root); err != nil {
+		if root.Xattrs, err = s.fs.Xattrs(ctx, s.root); err != nil {
 			return err
 		}
 	}
+	seen := make(map[uint64]string) // inode → first name, for hard links
+	if !fi.IsDir() {
+		return s.emit(ctx, root.Name, s.root, root, seen, bodies, nil, fn)
+	}
+	e := s.entry(".", root)
 	if err := fn(e, nil); err != nil {
 		return err
 	}
@@ -71,31 +75,27 @@ func (s *wsSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.Re
 }
 
 func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]string, bodies bool, fn func(*entry, io.Reader) error) error {
-	des, err := s.fs.ReadDir(ctx, p)
+	dis, err := s.fs.ReadDirInfo(ctx, p, bodies)
 	if err != nil {
 		return err
 	}
-	paths := make([]aheadPath, len(des))
-	for i, de := range des {
-		if cp := s.join(p, de.Name()); bodies {
-			paths[i] = s.readsAhead(de, cp)
+	files := make([]aheadFile, len(dis))
+	if bodies {
+		for i, di := range dis {
+			files[i] = s.readsAhead(di, s.join(p, di.Name))
 		}
 	}
-	ra := newReadAhead(ctx, s.fs, paths)
+	ra := newReadAhead(ctx, s.fs, p, dis, files)
 	defer ra.stop()
-	for i, de := range des {
-		fi, err := de.Info()
-		if err != nil {
-			return err
-		}
-		cp, cn := s.join(p, de.Name()), s.join(name, de.Name())
+	for i, di := range dis {
+		cp, cn := s.join(p, di.Name), s.join(name, di.Name)
 		if s.fs.IsVirtual(cp) {
 			continue // a virtual mount: served live, never exported
 		}
-		if err := s.emit(ctx, cn, cp, fi, seen, bodies, ra.take(i), fn); err != nil {
+		if err := s.emit(ctx, cn, cp, di, seen, bodies, ra.take(i), fn); err != nil {
 			return err
 		}
-		if fi.IsDir() {
+		if di.Info.IsDir() {
 			if err := s.dir(ctx, cp, cn, seen, bodies, fn); err != nil {
 				return err
 			}
@@ -104,81 +104,50 @@ func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]stri
 	return nil
 }
 
-// readsAhead returns what the walk reads ahead of directory entry de (at
-// p): a small regular file of one name, or nothing.
-func (s *wsSource) readsAhead(de fs.DirEntry, p string) aheadPath {
-	if !de.Type().IsRegular() || s.fs.IsVirtual(p) {
-		return aheadPath{}
+// readsAhead returns what the walk reads ahead of directory entry di (at
+// p): a small regular file of one name (its done channel made), or
+// nothing.
+func (s *wsSource) readsAhead(di vfs.DirInfo, p string) aheadFile {
+	if !di.Info.Mode().IsRegular() || di.Info.Size() > smallFile || s.fs.IsVirtual(p) {
+		return aheadFile{}
 	}
-	fi, err := de.Info()
-	if err != nil || fi.Size() > smallFile {
-		return aheadPath{}
+	if a, ok := di.Info.Sys().(*vfs.Attr); ok && a.Nlink > 1 && !s.copyLinks {
+		return aheadFile{}
 	}
-	if a, ok := fi.Sys().(*vfs.Attr); ok && a.Nlink > 1 && !s.copyLinks {
-		return aheadPath{}
-	}
-	return aheadPath{path: p, size: fi.Size()}
+	return aheadFile{done: make(chan struct{})}
 }
 
-// emit passes one entry (a directory without its contents) to fn, with
-// the bytes of af when the file was read ahead.
-func (s *wsSource) emit(ctx context.Context, name, p string, fi fs.FileInfo, seen map[uint64]string, bodies bool, af *aheadFile, fn func(*entry, io.Reader) error) error {
+// emit passes one entry (a directory without its contents), listed as
+// di, to fn, with the bytes of af when the file was read ahead.
+func (s *wsSource) emit(ctx context.Context, name, p string, di vfs.DirInfo, seen map[uint64]string, bodies bool, af *aheadFile, fn func(*entry, io.Reader) error) error {
+	fi := di.Info
 	if fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice) != 0 {
 		return unsupported(s.skip, name, typeName(fi.Mode()))
 	}
-	e := s.entry(name, fi)
+	e := s.entry(name, di)
 	if a, ok := fi.Sys().(*vfs.Attr); ok && !fi.IsDir() && a.Nlink > 1 && !s.copyLinks {
 		if first, ok := seen[a.Ino]; ok {
-			e.kind, e.target, e.size = kindHardlink, first, 0
+			e.kind, e.target, e.size, e.xattrs = kindHardlink, first, 0, nil
 			return fn(e, nil)
 		}
 		seen[a.Ino] = name
 	}
-	if e.kind == kindSymlink {
-		t, err := s.fs.Readlink(ctx, p)
-		if err != nil {
-			return err
-		}
-		e.target = t
+	switch {
+	case e.kind == kindSymlink:
+		e.target, e.xattrs = di.Target, nil
 		return fn(e, nil)
-	}
-	if !bodies {
+	case !bodies || e.kind != kindFile:
 		return fn(e, nil)
-	}
-	if af != nil {
+	case af != nil:
 		if af.err != nil {
 			return af.err
 		}
-		e.xattrs = af.xattrs
 		return fn(e, io.LimitReader(bytes.NewReader(af.data), e.size))
 	}
-	var err error
-	if e.xattrs, err = wsXattrs(ctx, s.fs, p); err != nil {
-		return err
-	}
-	if e.kind == kindFile {
-		return s.file(ctx, p, e, fn)
-	}
-	return fn(e, nil)
+	return s.file(ctx, p, e, fn)
 }
 
-// wsXattrs reads the extended attributes of p (a file or directory).
-func wsXattrs(ctx context.Context, f *vfs.FS, p string) (map[string][]byte, error) {
-	names, err := f.Listxattr(ctx, p)
-	if err != nil || len(names) == 0 {
-		return nil, err
-	}
-	out := make(map[string][]byte, len(names))
-	for _, name := range names {
-		v, err := f.Getxattr(ctx, p, name)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = v
-	}
-	return out, nil
-}
-
+// file passes regular file e (at p) to fn with its bytes, streamed.
 func (s *wsSource) file(ctx context.Context, p string, e *entry, fn func(*entry, io.Reader) error) error {
 	f, err := s.fs.Open(ctx, p)
 	if err != nil {
@@ -188,9 +157,11 @@ func (s *wsSource) file(ctx context.Context, p string, e *entry, fn func(*entry,
 	return errors.Join(err, f.Close())
 }
 
-// entry describes fi (its Sys is a *vfs.Attr) under name.
-func (s *wsSource) entry(name string, fi fs.FileInfo) *entry {
-	e := &entry{name: name, mode: modeBits(fi.Mode()), mtime: fi.ModTime(), size: fi.Size()}
+// entry describes di (its Info's Sys is a *vfs.Attr) under name, with its
+// extended attributes.
+func (s *wsSource) entry(name string, di vfs.DirInfo) *entry {
+	fi := di.Info
+	e := &entry{name: name, mode: modeBits(fi.Mode()), mtime: fi.ModTime(), size: fi.Size(), xattrs: di.Xattrs}
 	switch {
 	case fi.IsDir():
 		e.kind, e.size = kindDir, 0
