@@ -48,6 +48,7 @@ var benchShapes = []struct {
 	n, size int
 }{
 	{"1000x1KiB", 1000, 1 << 10},
+	{"10000x1KiB", 10000, 1 << 10},
 	{"4x16MiB", 4, 16 << 20},
 }
 

@@ -7,10 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/forkspace/forkspace/vfs"
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/forkspace/forkspace/vfs"
 )
 
 // tarSource reads entries from a tar stream, plain or gzip-compressed.
@@ -165,6 +166,10 @@ type tarSink struct {
 	tw  *tar.Writer
 	zw  *gzip.Writer
 	buf []byte
+	// h and pax are reused for every entry (WriteHeader copies what it
+	// keeps): no header or record map is allocated per entry.
+	h   tar.Header
+	pax map[string]string
 }
 
 var _ sink = (*tarSink)(nil)
@@ -189,15 +194,20 @@ func (s *tarSink) put(_ context.Context, e *entry, body io.Reader) error {
 	if e.name == "." {
 		return nil
 	}
-	h := &tar.Header{
+	h := &s.h
+	*h = tar.Header{
 		Name: e.name, Mode: int64(vfs.UnixMode(e.mode)), Uid: e.uid, Gid: e.gid,
 		ModTime: e.mtime, AccessTime: e.atime, Format: tar.FormatPAX,
 	}
-	for name, v := range e.xattrs {
-		if h.PAXRecords == nil {
-			h.PAXRecords = make(map[string]string, len(e.xattrs))
+	if len(e.xattrs) > 0 {
+		if s.pax == nil {
+			s.pax = make(map[string]string, len(e.xattrs))
 		}
-		h.PAXRecords[xattrPrefix+name] = string(v)
+		clear(s.pax)
+		for name, v := range e.xattrs {
+			s.pax[xattrPrefix+name] = string(v)
+		}
+		h.PAXRecords = s.pax
 	}
 	switch e.kind {
 	case kindDir:

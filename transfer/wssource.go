@@ -142,7 +142,7 @@ func (s *wsSource) emit(ctx context.Context, name, p string, di vfs.DirInfo, see
 		if af.err != nil {
 			return af.err
 		}
-		return fn(e, io.LimitReader(bytes.NewReader(af.data), e.size))
+		return fn(e, bytes.NewReader(af.data[:min(int64(len(af.data)), e.size)]))
 	}
 	return s.file(ctx, p, e, fn)
 }
