@@ -2,15 +2,21 @@ package forkspace_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/feed"
+	"github.com/forkspace/forkspace/fusefs"
+	"github.com/forkspace/forkspace/fusefs/fusetest"
 )
 
 // feedTools reads the store's feed from the start and returns "tool
@@ -100,5 +106,114 @@ func TestFeedLibrarySurfaces(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("feed of the workspace:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFUSEGathering: a burst of mixed operations through a FUSE mount,
+// gathered at once, is one entry of the workspace naming every kind and
+// every path, with one history state, and time travel reads and restores
+// the workspace as it was before and after the burst.
+func TestFUSEGathering(t *testing.T) {
+	fusetest.Require(t)
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	w := mustCreate(t, st, "w")
+	mnt := t.TempDir()
+	srv, err := fusefs.Mount(ctx, mnt, w.FS, fusefs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	at := func(name string) string { return filepath.Join(mnt, name) }
+	syncDir := func(name string) {
+		t.Helper()
+		d, err := os.Open(at(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(d.Sync(), d.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	burst := func(fn func() error) audit.Entry {
+		t.Helper()
+		release := st.HoldUncovered()
+		err := fn()
+		syncDir(".")
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := entries(t, st, w)
+		if len(es) == 0 {
+			t.Fatal("no audit entry")
+		}
+		return es[0]
+	}
+
+	before := burst(func() error { return os.WriteFile(at("keep.txt"), []byte("kept"), 0o644) })
+	n := len(entries(t, st, w))
+	after := burst(func() error {
+		return errors.Join(
+			os.Mkdir(at("d"), 0o755),
+			os.WriteFile(at("d/a"), []byte("a"), 0o644),
+			os.WriteFile(at("d/b"), []byte("b"), 0o644),
+			os.Chmod(at("d/a"), 0o600),
+			os.Chtimes(at("d/b"), time.Unix(1e9, 0), time.Unix(1e9, 0)),
+			os.Rename(at("d/b"), at("d/c")),
+			os.Symlink("a", at("d/link")),
+			os.Remove(at("keep.txt")),
+		)
+	})
+	if got := len(entries(t, st, w)); got != n+1 {
+		t.Fatalf("the burst recorded %d entries, want 1: %+v", got-n, entries(t, st, w)[:got-n])
+	}
+	t.Logf("burst entry: %s %v", after.Tool, after.Changed)
+	ops, ok := strings.CutPrefix(after.Tool, "fuse.")
+	if !ok || !after.State {
+		t.Fatalf("burst entry %+v: want a fuse entry with a state", after)
+	}
+	for _, op := range []string{"mkdir", "open", "chmod", "lchtimes", "rename", "symlink", "remove"} {
+		if !slices.Contains(strings.Split(ops, "+"), op) {
+			t.Errorf("burst entry %s lacks kind %s", after.Tool, op)
+		}
+	}
+	for _, p := range []string{"d", "d/a", "d/b", "d/c", "d/link", "keep.txt"} {
+		if !slices.Contains(after.Changed, p) {
+			t.Errorf("burst entry lists %v, lacking %s", after.Changed, p)
+		}
+	}
+
+	ref := func(e audit.Entry) string { return "audit:" + strconv.FormatInt(e.Seq, 10) }
+	old := snapshot(t, st, "w@"+ref(before))
+	if got := read(t, old, "keep.txt"); got != "kept" {
+		t.Errorf("before the burst keep.txt = %q", got)
+	}
+	if _, err := old.Stat(ctx, "d"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("before the burst d: %v", err)
+	}
+	if err := w.Restore(ctx, ref(before)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Restore(ctx, ref(after)); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, w.FS, "d/a") + read(t, w.FS, "d/c"); got != "ab" {
+		t.Errorf("restored after the burst d/a, d/c = %q", got)
+	}
+	if fi, err := w.Lstat(ctx, "d/a"); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("restored after the burst d/a: %v, %v", fi, err)
+	}
+	if target, err := w.Readlink(ctx, "d/link"); err != nil || target != "a" {
+		t.Errorf("restored after the burst d/link -> %q, %v", target, err)
+	}
+	for _, p := range []string{"keep.txt", "d/b"} {
+		if _, err := w.Lstat(ctx, p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("restored after the burst %s: %v", p, err)
+		}
 	}
 }
