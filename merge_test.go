@@ -598,3 +598,35 @@ func TestMergeParksWhatTheirsMovesLater(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeSameMoveIntoNewDirectory: both sides move directory c to c/x,
+// into a new directory made where it was (a move that theirs' diff
+// makes by way of a temporary name): the same rename on both sides, no
+// conflict, and the merged tree is either side's (found by
+// TestMergeMatchesModel, seed 15899286435089653891).
+func TestMergeSameMoveIntoNewDirectory(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	p := mustCreate(t, st, "p")
+	write(t, p, "c/b/f", "1")
+	f := mustFork(t, p, "f")
+	for _, w := range []*forkspace.Workspace{p, f} {
+		if err := w.Rename(ctx, "c", "tmp"); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Mkdir(ctx, "c", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Rename(ctx, "tmp", "c/x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := files(t, p.FS)
+	r := mustMerge(t, p, "f", forkspace.MergeOptions{})
+	if len(r.Conflicts) != 0 {
+		t.Fatalf("conflicts: %+v", r.Conflicts)
+	}
+	if got := files(t, p.FS); !equalMaps(got, want) {
+		t.Fatalf("merged %v, want %v", got, want)
+	}
+}

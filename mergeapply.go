@@ -36,6 +36,9 @@ type merger struct {
 	conflicts         []Conflict
 	early             map[string]bool // base paths of deletions carried out ahead of their step
 	next              int             // index in their.Steps of the step after the one running
+	// parked maps the base path of an entry theirs parked under a
+	// temporary name to its merged path before the park.
+	parked map[string]string
 }
 
 // tempPrefix starts the names vfs.Diff parks entries under.
@@ -360,6 +363,10 @@ func (m *merger) renamed(ctx context.Context, st merge.Step) error {
 		if err != nil {
 			return err
 		}
+		if m.parked == nil {
+			m.parked = map[string]string{}
+		}
+		m.parked[st.Base] = src
 		m.paths.Moved(st.Base, tmp)
 		return m.dst.Rename(ctx, src, tmp)
 	}
@@ -370,6 +377,16 @@ func (m *merger) renamed(ctx context.Context, st merge.Step) error {
 	if o, moved := m.ours.Moved(st.Base); moved && !strings.HasPrefix(o, tempPrefix) {
 		if t == src {
 			return nil // the same rename on both sides
+		}
+		if from, ok := m.parked[st.Base]; ok && t == from {
+			// The same rename on both sides, which theirs made by way
+			// of a temporary name (into a directory it made where the
+			// entry was): it goes back where ours put it, unchanged.
+			if ok, err := m.place(ctx, t, st.Base, st.Path); err != nil || !ok {
+				return err
+			}
+			m.paths.Moved(st.Base, t)
+			return m.dst.Rename(ctx, src, t)
 		}
 		be, oe, te, err := m.three(ctx, st.Base, src, st.Path)
 		if err != nil {
