@@ -28,13 +28,7 @@ import (
 func batchTree(t *testing.T, f *vfs.FS) []byte {
 	t.Helper()
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(f.MkdirAll(ctx, "d/m-sub", 0o755))
+	must(t, f.MkdirAll(ctx, "d/m-sub", 0o755))
 	var victim []byte
 	for i := range 100 {
 		var data []byte
@@ -50,18 +44,18 @@ func batchTree(t *testing.T, f *vfs.FS) []byte {
 			data = pattern(10<<10, byte(i))
 		}
 		name := fmt.Sprintf("d/f%03d", i)
-		must(f.WriteFile(ctx, name, data, 0o644))
+		must(t, f.WriteFile(ctx, name, data, 0o644))
 		if i%7 == 0 {
-			must(f.Setxattr(ctx, name, "user.i", []byte(fmt.Sprint(i))))
+			must(t, f.Setxattr(ctx, name, "user.i", []byte(fmt.Sprint(i))))
 		}
 		if i == 50 {
 			victim = data
 		}
 	}
-	must(f.WriteFile(ctx, "d/m-big", pattern(600<<10, 1), 0o644)) // not read ahead
-	must(f.WriteFile(ctx, "d/m-sub/inner", []byte("inner"), 0o644))
-	must(f.Symlink(ctx, "f000", "d/f000-link"))
-	must(f.Symlink(ctx, "nowhere", "d/f001-dangling"))
+	must(t, f.WriteFile(ctx, "d/m-big", pattern(600<<10, 1), 0o644)) // not read ahead
+	must(t, f.WriteFile(ctx, "d/m-sub/inner", []byte("inner"), 0o644))
+	must(t, f.Symlink(ctx, "f000", "d/f000-link"))
+	must(t, f.Symlink(ctx, "nowhere", "d/f001-dangling"))
 	return victim
 }
 
@@ -197,6 +191,14 @@ func dropInline(t *testing.T, path string, h cas.Hash) {
 		}
 		return err
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// must fails t on err.
+func must(t *testing.T, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,14 +44,8 @@ func (a tarItem) equal(b tarItem) bool {
 func entriesTree(t *testing.T, f *vfs.FS) {
 	t.Helper()
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(f.MkdirAll(ctx, "a/b/c", 0o750))
-	must(f.MkdirAll(ctx, "e", 0o700))
+	must(t, f.MkdirAll(ctx, "a/b/c", 0o750))
+	must(t, f.MkdirAll(ctx, "e", 0o700))
 	files := map[string][]byte{
 		"a/empty":     nil,
 		"a/inline":    []byte("a small inline body"),
@@ -62,23 +56,23 @@ func entriesTree(t *testing.T, f *vfs.FS) {
 		"top":         []byte("top"),
 	}
 	for name, data := range files {
-		must(f.WriteFile(ctx, name, data, 0o640))
+		must(t, f.WriteFile(ctx, name, data, 0o640))
 	}
-	must(f.Link(ctx, "e/linked", "a/hard"))
-	must(f.Link(ctx, "a/b/chunked", "e/hard-chunked"))
-	must(f.Symlink(ctx, "../top", "a/to-top"))
-	must(f.Symlink(ctx, "nowhere", "a/dangling"))
-	must(f.Symlink(ctx, "b", "a/to-dir"))
+	must(t, f.Link(ctx, "e/linked", "a/hard"))
+	must(t, f.Link(ctx, "a/b/chunked", "e/hard-chunked"))
+	must(t, f.Symlink(ctx, "../top", "a/to-top"))
+	must(t, f.Symlink(ctx, "nowhere", "a/dangling"))
+	must(t, f.Symlink(ctx, "b", "a/to-dir"))
 	for i, name := range []string{"a", "a/b/c", "a/inline", "a/b/c/big", "e/linked", "a/to-top", "a/empty"} {
-		must(f.Setxattr(ctx, name, "user.k", fmt.Appendf(nil, "v%d", i)))
-		must(f.Setxattr(ctx, name, "trusted.bin", []byte{0, byte(i), 0xff}))
+		must(t, f.Setxattr(ctx, name, "user.k", fmt.Appendf(nil, "v%d", i)))
+		must(t, f.Setxattr(ctx, name, "trusted.bin", []byte{0, byte(i), 0xff}))
 	}
-	must(f.Setxattr(ctx, "a/b", "user.empty", nil))
-	must(f.Chown(ctx, "a/inline", 1001, 1002))
-	must(f.Chmod(ctx, "a/b/c/10k", 0o4755))
+	must(t, f.Setxattr(ctx, "a/b", "user.empty", nil))
+	must(t, f.Chown(ctx, "a/inline", 1001, 1002))
+	must(t, f.Chmod(ctx, "a/b/c/10k", 0o4755))
 	when := time.Unix(1_600_000_000, 123_456_789)
-	must(f.Chtimes(ctx, "a/b", when, when.Add(time.Second)))
-	must(f.Chtimes(ctx, "top", when.Add(time.Minute), when))
+	must(t, f.Chtimes(ctx, "a/b", when, when.Add(time.Second)))
+	must(t, f.Chtimes(ctx, "top", when.Add(time.Minute), when))
 }
 
 // TestExportTarEntries: the tar an export writes holds, entry by entry,

@@ -288,14 +288,8 @@ var base = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 // makeHostTree writes a tree with every preserved feature into dir.
 func makeHostTree(t *testing.T, dir string) {
 	t.Helper()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, d := range []string{"src/pkg", "empty", "deep/a/b/c"} {
-		must(os.MkdirAll(filepath.Join(dir, d), 0o755))
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
 	}
 	files := map[string]fs.FileMode{
 		"README.md":         0o644,
@@ -317,28 +311,28 @@ func makeHostTree(t *testing.T, dir string) {
 			data = nil
 		}
 		p := filepath.Join(dir, name)
-		must(os.WriteFile(p, data, 0o600))
-		must(os.Chmod(p, files[name]))
+		must(t, os.WriteFile(p, data, 0o600))
+		must(t, os.Chmod(p, files[name]))
 		i++
 	}
-	must(os.Link(filepath.Join(dir, "src/pkg/hard1.txt"), filepath.Join(dir, "hard2.txt")))
-	must(os.Link(filepath.Join(dir, "src/pkg/hard1.txt"), filepath.Join(dir, "deep/hard3.txt")))
-	must(os.Symlink("../README.md", filepath.Join(dir, "src/readme-link")))
-	must(os.Symlink("/etc/passwd", filepath.Join(dir, "abs-link")))
-	must(os.Symlink("does/not/exist", filepath.Join(dir, "dangling")))
-	must(os.Symlink("src/pkg", filepath.Join(dir, "dir-link")))
-	must(os.Chmod(filepath.Join(dir, "deep/a"), 0o750))
+	must(t, os.Link(filepath.Join(dir, "src/pkg/hard1.txt"), filepath.Join(dir, "hard2.txt")))
+	must(t, os.Link(filepath.Join(dir, "src/pkg/hard1.txt"), filepath.Join(dir, "deep/hard3.txt")))
+	must(t, os.Symlink("../README.md", filepath.Join(dir, "src/readme-link")))
+	must(t, os.Symlink("/etc/passwd", filepath.Join(dir, "abs-link")))
+	must(t, os.Symlink("does/not/exist", filepath.Join(dir, "dangling")))
+	must(t, os.Symlink("src/pkg", filepath.Join(dir, "dir-link")))
+	must(t, os.Chmod(filepath.Join(dir, "deep/a"), 0o750))
 	// Distinct nanosecond mtimes, directories last (creating entries
 	// changes them).
 	var paths []string
-	must(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	must(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		paths = append(paths, p)
 		return err
 	}))
 	for i, p := range slices.Backward(paths) {
 		mt := base.Add(time.Duration(i)*time.Hour + time.Duration(i*1234567+89))
 		ts := unix.NsecToTimespec(mt.UnixNano())
-		must(unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW))
+		must(t, unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW))
 	}
 }
 
