@@ -137,10 +137,16 @@ func (s *Store) fetch(ctx context.Context, e Extent, load func(context.Context) 
 	if err != nil {
 		return nil, err
 	}
+	return data, checkSize(e, data)
+}
+
+// checkSize fails unless data, verified as e's bytes, is as long as e
+// says: a manifest whose sizes lie is damaged.
+func checkSize(e Extent, data []byte) error {
 	if int64(len(data)) != e.Size {
-		return nil, fmt.Errorf("chunk %s has %d bytes, manifest says %d: %w", e.Hash.Short(), len(data), e.Size, errdefs.ErrCorrupt)
+		return fmt.Errorf("chunk %s has %d bytes, manifest says %d: %w", e.Hash.Short(), len(data), e.Size, errdefs.ErrCorrupt)
 	}
-	return data, nil
+	return nil
 }
 
 // loadChunk reads a whole chunk; the blob store verifies whole-blob reads.

@@ -1,7 +1,6 @@
 package content
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -28,9 +27,10 @@ func (s *Store) ReadAll(ctx context.Context, m Manifest) ([]byte, error) {
 // bodies that are not cached are read from metadata together (one
 // meta.Store.GetInlines request for all of ms instead of a query per
 // file), then verified and cached as ReadAt's are; a body the store does
-// not hold is errdefs.ErrCorrupt. data is the caller's. An error from fn
-// stops ReadFiles and is returned. The bodies of all of ms are held at
-// once: callers bound len(ms).
+// not hold is errdefs.ErrCorrupt. data may be the cache's own bytes, not
+// copied: fn may keep it but must not modify it. An error from fn stops
+// ReadFiles and is returned. The bodies of all of ms are held at once:
+// callers bound len(ms).
 func (s *Store) ReadFiles(ctx context.Context, ms []Manifest, fn func(i int, data []byte, err error) error) error {
 	bodies, loadErr := s.loadInlines(ctx, ms)
 	for i, m := range ms {
@@ -75,16 +75,16 @@ func (s *Store) loadInlines(ctx context.Context, ms []Manifest) (map[cas.Hash][]
 	return bodies, err
 }
 
-// readInline returns a copy of the verified inline body e, from the cache,
-// from bodies (then cached), or else read on its own: a body cached when
-// the batch was planned may have been evicted since, and one the store
-// lacks is reported as loadInline reports it. loadErr, the batch's error,
-// is the error of a body it left unread.
+// readInline returns the verified inline body e (shared with the cache):
+// from bodies, verified and cached, else from the cache or read on its
+// own. A body cached when the batch was planned may have been evicted
+// since, and one the store lacks is reported as loadInline reports it.
+// loadErr, the batch's error, is the error of a body it left unread.
 func (s *Store) readInline(ctx context.Context, e Extent, bodies map[cas.Hash][]byte, loadErr error) ([]byte, error) {
+	if b, ok := bodies[e.Hash]; ok {
+		return s.cacheInline(e, b)
+	}
 	data, err := s.fetch(ctx, e, func(ctx context.Context) ([]byte, error) {
-		if b, ok := bodies[e.Hash]; ok {
-			return verifyInline(e, b)
-		}
 		if loadErr != nil {
 			return nil, loadErr
 		}
@@ -93,5 +93,20 @@ func (s *Store) readInline(ctx context.Context, e Extent, bodies map[cas.Hash][]
 	if err != nil {
 		return nil, fmt.Errorf("read content: %w", err)
 	}
-	return bytes.Clone(data), nil // cached bytes are shared
+	return data, nil
+}
+
+// cacheInline verifies data, just read from metadata, as the inline body
+// e and caches it. A batch's bodies are read already, so they skip the
+// cache's merging of concurrent loads (cache.fetch).
+func (s *Store) cacheInline(e Extent, data []byte) ([]byte, error) {
+	_, err := verifyInline(e, data)
+	if err == nil {
+		s.cache.add(e.Hash, data)
+		err = checkSize(e, data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read content: %w", err)
+	}
+	return data, nil
 }

@@ -60,10 +60,6 @@ func TestReadFiles(t *testing.T) {
 	if e.meta.batches != 1 {
 		t.Errorf("ReadFiles asked for inline bodies %d times, want 1", e.meta.batches)
 	}
-	got[0][0] ^= 0xff // the caller's slice: neither the cache's nor the repeat's
-	if !bytes.Equal(got[len(ms)-4], want[0]) || !bytes.Equal(readAll(t, s, ms[0]), want[0]) {
-		t.Error("changing a returned slice changed another file's bytes")
-	}
 
 	// fn's error stops the read; cached bodies need no request.
 	stop := errors.New("stop")

@@ -100,14 +100,15 @@ type FS interface {
 // FilesReader is an FS that reads many files in one request (*vfs.FS):
 // ReadFiles reads names as ReadFile reads each and calls fn with each
 // one's contents or error, in order; an error from fn stops it and is
-// returned.
+// returned. fn must not modify data (it may be shared with a cache).
 type FilesReader interface {
 	ReadFiles(ctx context.Context, names []string, fn func(i int, data []byte, err error) error) error
 }
 
 // ReadFiles reads names from f as f.ReadFile reads each and calls fn with
 // each one's contents or error, in order: in one request when f is a
-// FilesReader, else one by one. An error from fn stops it and is returned.
+// FilesReader, else one by one. fn must not modify data. An error from fn
+// stops it and is returned.
 func ReadFiles(ctx context.Context, f FS, names []string, fn func(i int, data []byte, err error) error) error {
 	if r, ok := f.(FilesReader); ok {
 		return r.ReadFiles(ctx, names, fn)
