@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
@@ -47,12 +48,15 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 
 // ReadFiles reads the files names as ReadFile reads each and calls fn
 // with each one's contents or error, in order. The names are resolved
-// together under one read lock and the small files' bodies read from
-// metadata in one request (content.Store.ReadFiles) instead of one each;
-// a virtual path or a stub is read by ReadFile. An error from fn stops
-// ReadFiles and is returned; otherwise only a closed FS fails it as a
-// whole. The contents of all of names are held at once: callers bound
-// len(names).
+// together under one read lock, consecutive names in one directory from
+// that directory, resolved once (links followed to a directory and from
+// it to a name count apart toward the limit on links), and the small
+// files' bodies read from metadata in one request (content.Store.ReadFiles)
+// instead of one each; a virtual path or a stub is read by ReadFile. data
+// may be shared with the content cache: fn may keep it but must not modify
+// it. An error from fn stops ReadFiles and is returned; otherwise only a
+// closed FS fails it as a whole. The contents of all of names are held at
+// once: callers bound len(names).
 func (f *FS) ReadFiles(ctx context.Context, names []string, fn func(i int, data []byte, err error) error) error {
 	return f.ReadFilesIn(ctx, ".", names, fn)
 }
@@ -76,14 +80,17 @@ func (f *FS) ReadFilesIn(ctx context.Context, dir string, names []string, fn fun
 		ms    []content.Manifest
 	)
 	err := f.read(ctx, op, dir, func(t *txn) error {
-		stack, err := t.dirStack(ctx, dir) // fails every name
+		var dirs subdirs
+		dirs.base, dirs.err = t.dirStack(ctx, dir) // fails every name
 		for i, name := range names {
 			if errs[i] != nil || alone[i] {
 				continue
 			}
-			m, stub, ferr := content.Manifest{}, false, err
+			sub, base := splitLast(name)
+			m, stub := content.Manifest{}, false
+			stack, ferr := dirs.stack(ctx, t, sub)
 			if ferr == nil {
-				m, stub, ferr = t.fileManifest(ctx, stack, name)
+				m, stub, ferr = t.fileManifest(ctx, stack, base)
 			}
 			switch {
 			case ferr != nil:
@@ -117,12 +124,46 @@ func (f *FS) ReadFilesIn(ctx context.Context, dir string, names []string, fn fun
 		if alone[i] && err == nil {
 			data, err = f.ReadFile(ctx, p)
 		}
-		datas[i] = nil // fn owns data; drop it as fn goes
+		datas[i] = nil // drop it as fn goes
 		if err := fn(i, data, err); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// subdirs resolves the directories of names relative to directory base
+// for ReadFilesIn, remembering the last one: consecutive names in one
+// directory (a listing's files) resolve it once, not once each.
+type subdirs struct {
+	base []uint64 // base's stack (dirStack), or err
+	err  error
+
+	last      string // the last subdirectory resolved ("" for none)
+	lastStack []uint64
+	lastErr   error
+}
+
+// stack returns the stack of directory sub of base ("" for base itself).
+func (d *subdirs) stack(ctx context.Context, t *txn, sub string) ([]uint64, error) {
+	switch {
+	case d.err != nil || sub == "":
+		return d.base, d.err
+	case sub != d.last:
+		d.last = sub
+		d.lastStack, d.lastErr = t.dirStackIn(ctx, d.base, sub)
+	}
+	return d.lastStack, d.lastErr
+}
+
+// splitLast splits the valid path p into its directory ("" for none) and
+// its last element.
+func splitLast(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
 }
 
 // fileManifest resolves name relative to the directories dir (from the

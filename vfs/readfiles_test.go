@@ -80,8 +80,8 @@ func TestReadFilesMissingBody(t *testing.T) {
 
 // TestReadFilesIn reads names relative to directories — nested, through
 // a link, missing, not a directory — including links out of the
-// directory and names that cannot be read: each gets what ReadFile of
-// dir/name gets.
+// directory, names in one subdirectory after another (resolved once) and
+// names that cannot be read: each gets what ReadFile of dir/name gets.
 func TestReadFilesIn(t *testing.T) {
 	e := newEnv(t, vfs.Options{})
 	f := e.open(e.ws)
@@ -93,7 +93,10 @@ func TestReadFilesIn(t *testing.T) {
 	must(t, f.Symlink(ctx, "../large", "d/sub/uplink"))
 	must(t, f.Symlink(ctx, "/d/small", "d/sub/abslink"))
 	must(t, f.Symlink(ctx, "d/sub", "sublink"))
-	names := []string{"small", "large", "small2", "uplink", "abslink", "sub", "missing", "sub/small2", "../d/small", ""}
+	names := []string{
+		"small", "large", "small2", "uplink", "abslink", "sub", "missing", "sub/small2", "../d/small", "",
+		"sub/uplink", "sub/abslink", "sub/missing", "small/x", "small/y", "missing/x", "missing/y", "sub/small2",
+	}
 	for _, dir := range []string{".", "d", "d/sub", "sublink", "d/missing", "d/small"} {
 		got := readFilesIn(t, f, dir, names)
 		for i, name := range names {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/forkspace/forkspace/errdefs"
@@ -108,7 +109,13 @@ func (t *txn) resolveIn(ctx context.Context, stack []uint64, p string, follow bo
 // inodes of the directories from the root to it, for resolveIn: a
 // missing p is fs.ErrNotExist, another file errdefs.ErrNotDir.
 func (t *txn) dirStack(ctx context.Context, p string) ([]uint64, error) {
-	n, stack, err := t.resolveIn(ctx, []uint64{rootIno}, p, true)
+	return t.dirStackIn(ctx, []uint64{rootIno}, p)
+}
+
+// dirStackIn is dirStack of p relative to the directory of stack (which
+// it does not change).
+func (t *txn) dirStackIn(ctx context.Context, stack []uint64, p string) ([]uint64, error) {
+	n, stack, err := t.resolveIn(ctx, slices.Clone(stack), p, true)
 	switch {
 	case err != nil:
 		return nil, err
