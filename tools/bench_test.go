@@ -13,7 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/provider"
@@ -137,7 +139,7 @@ func buildCorpus(n int) (*corpus, error) {
 // BenchmarkGrep10k greps 10,000 files (≈31 MB) for a rare string: the
 // grep tool over the on-disk store (forkspace), the grep tool over the same
 // files in a host directory (hostdir), and ripgrep over that directory
-// (rg, when installed), in one run.
+// (rg, when installed), in one run, each with its CPU time (cpu-s/op).
 func BenchmarkGrep10k(b *testing.B) { benchGrep(b, 10_000) }
 
 // BenchmarkGrep100k is BenchmarkGrep10k over 100,000 files (≈310 MB,
@@ -169,27 +171,48 @@ func benchGrep(b *testing.B, n int) {
 			b.Run(s.name+"/"+target.name, func(b *testing.B) {
 				b.SetBytes(c.bytes)
 				b.ReportAllocs()
+				cpu := cpuTime(syscall.RUSAGE_SELF)
 				for b.Loop() {
 					r := set.Call(context.Background(), tools.Direct(target.ws), "grep", args)
 					if r.IsError || strings.Count(r.Text, "NeedleMarker") != want {
 						b.Fatalf("grep: %.300s", r.Text)
 					}
 				}
+				reportCPU(b, cpuTime(syscall.RUSAGE_SELF)-cpu)
 				reportMemory(b)
 			})
 		}
 		if rg, err := exec.LookPath("rg"); err == nil {
 			b.Run(s.name+"/ripgrep", func(b *testing.B) {
 				b.SetBytes(c.bytes)
+				cpu := cpuTime(syscall.RUSAGE_CHILDREN)
 				for b.Loop() {
 					out, err := exec.Command(rg, append([]string{"-n", "--no-heading"}, append(s.rg, c.dir)...)...).Output()
 					if err != nil || strings.Count(string(out), "NeedleMarker") != want {
 						b.Fatalf("rg: %v %.300s", err, out)
 					}
 				}
+				reportCPU(b, cpuTime(syscall.RUSAGE_CHILDREN)-cpu)
 			})
 		}
 	}
+}
+
+// cpuTime returns the CPU time (user and system) used by the process
+// (syscall.RUSAGE_SELF) or by its children waited for
+// (syscall.RUSAGE_CHILDREN).
+func cpuTime(who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time of b's iterations as cpu-s/op: on a
+// shared machine it varies less than the wall time.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // resetPeakRSS returns the heap to the system and resets the process's
