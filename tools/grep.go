@@ -252,10 +252,11 @@ type fileEntry struct {
 }
 
 // A claim of grepFiles is up to grepBatch files or grepBatchBytes bytes
-// (whichever comes first): a worker reads them in one request. The
-// files a search holds in memory at once are its workers' claims.
+// (whichever comes first): a worker reads them in one request (64 bodies
+// are one query of sqlitemeta's batched reads). The files a search holds
+// in memory at once are its workers' claims.
 const (
-	grepBatch      = 32
+	grepBatch      = 64
 	grepBatchBytes = 1 << 20
 )
 
