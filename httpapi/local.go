@@ -797,9 +797,11 @@ func (l *Local) ResolveMount(ctx context.Context, ws, p string, keepLocal bool) 
 	return &fs.PathError{Op: "resolve", Path: p, Err: fmt.Errorf("%w: not under a mount", fs.ErrNotExist)}
 }
 
-// transferOptions counts a transfer into s.
+// transferOptions counts a transfer into s; totals are counted first
+// only for LocalOptions.Progress.
 func (l *Local) transferOptions(s *TransferSummary) transfer.Options {
 	return transfer.Options{
+		Totals: l.opts.Progress != nil,
 		Progress: func(p transfer.Progress) {
 			s.Entries, s.Bytes = p.Files, p.Bytes
 			if l.opts.Progress != nil {

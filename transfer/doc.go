@@ -75,9 +75,9 @@
 //
 // Large file contents are streamed through fixed buffers (OpenFile and
 // Write on the workspace side), never read whole into memory. Options.Progress, when
-// set, is called as entries and bytes complete; totals are counted by a
-// metadata-only pre-scan for directories and workspaces and are unknown (-1)
-// for tar streams.
+// set, is called as entries and bytes complete; with Options.Totals, totals
+// are counted by a metadata-only pre-scan for directories and workspaces
+// (unknown, -1, without it and for tar streams).
 //
 // Functions here are safe to call concurrently on different targets; two
 // imports into the same workspace run one after the other.

@@ -77,7 +77,7 @@ type sink interface {
 func run(ctx context.Context, op string, src source, dst sink, opts Options) (err error) {
 	defer func() { err = errors.Join(err, dst.close()) }()
 	files, bytes := int64(-1), int64(-1)
-	if v, ok := src.(visitor); ok && opts.Progress != nil {
+	if v, ok := src.(visitor); ok && opts.Progress != nil && opts.Totals {
 		if files, bytes, err = count(ctx, v); err != nil {
 			return fmt.Errorf("%s: count: %w", op, err)
 		}

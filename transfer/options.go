@@ -9,9 +9,13 @@ import (
 type Options struct {
 	// Progress, when set, is called after each entry and after each read
 	// of file contents from the source. It runs on the calling goroutine
-	// and must not block for long. Setting it also makes directory and
-	// workspace sources count their totals first (a metadata-only walk).
+	// and must not block for long.
 	Progress func(Progress)
+	// Totals makes directory and workspace sources count their entries
+	// and bytes first (a metadata-only walk of the whole tree before the
+	// transfer starts), so Progress reports TotalFiles and TotalBytes;
+	// without it they are -1. It matters only with Progress.
+	Totals bool
 	// Skip decides about a source entry that cannot be represented (a
 	// device, FIFO or socket): return nil to skip it and go on, or an
 	// error to stop. nil means stop with the error, which wraps
@@ -29,7 +33,7 @@ type Progress struct {
 	// Bytes counts file content bytes copied.
 	Bytes int64
 	// TotalFiles and TotalBytes are the expected totals, or -1 when
-	// unknown (tar input).
+	// unknown (Options.Totals unset, or tar input).
 	TotalFiles int64
 	TotalBytes int64
 }

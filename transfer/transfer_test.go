@@ -39,7 +39,7 @@ func TestDirRoundTrip(t *testing.T) {
 	want := withoutSymlinkOwners(hostTree(t, src))
 
 	var last transfer.Progress
-	opts := transfer.Options{Progress: func(p transfer.Progress) { last = p }}
+	opts := transfer.Options{Progress: func(p transfer.Progress) { last = p }, Totals: true}
 	if err := transfer.ImportDir(ctx, ws.FS, "/in/tree", src, opts); err != nil {
 		t.Fatalf("import: %v", err)
 	}

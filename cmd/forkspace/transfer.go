@@ -34,10 +34,11 @@ func (a *app) printSummary(verb, prep string, s httpapi.TransferSummary) error {
 }
 
 // options builds transfer options that feed m and warn about skipped
-// entries on stderr.
+// entries on stderr. Totals are counted only for m's progress bar.
 func (a *app) options(m *meter) transfer.Options {
 	return transfer.Options{
 		Progress: m.update,
+		Totals:   m.tty,
 		Skip: func(name string, err error) error {
 			fmt.Fprintf(a.stderr, "forkspace: skipping %v\n", err)
 			return nil
