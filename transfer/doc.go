@@ -73,8 +73,9 @@
 //
 // # Streaming and progress
 //
-// Large file contents are streamed through fixed buffers (OpenFile and
-// Write on the workspace side), never read whole into memory. Options.Progress, when
+// Large file contents are streamed through fixed buffers (chunked as they
+// are read on the workspace side: vfs.FS.StoreFrom), never read whole into
+// memory. Options.Progress, when
 // set, is called as entries and bytes complete; with Options.Totals, totals
 // are counted by a metadata-only pre-scan for directories and workspaces
 // (unknown, -1, without it and for tar streams).

@@ -120,8 +120,8 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 }
 
 // put hands e to dst, through pl when there is one: entries without a
-// body and small files are queued, a streamed body waits for the queue to
-// empty (its reader is valid only now).
+// body and small files are queued, a larger file is stored as it is read
+// (its reader is valid only now) and then queued.
 func put(ctx context.Context, pl *pipeline, dst sink, e *entry, body io.Reader) error {
 	switch {
 	case pl == nil:
@@ -129,10 +129,7 @@ func put(ctx context.Context, pl *pipeline, dst sink, e *entry, body io.Reader) 
 	case body == nil || e.kind == kindFile && e.size <= smallFile:
 		return pl.add(e, body)
 	}
-	if err := pl.drain(); err != nil {
-		return err
-	}
-	return dst.put(ctx, e, body)
+	return pl.addStream(e, body)
 }
 
 // errorAt keeps an existing *fs.PathError (it names the failing path) and

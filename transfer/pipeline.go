@@ -10,12 +10,14 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
-// storer is a sink that stores small files' bytes ahead of putting them,
-// concurrently: store may run on several goroutines at once while
-// putStored and put run one at a time, in entry order.
+// storer is a sink that stores files' bytes ahead of putting them,
+// concurrently: store and storeFrom may run on several goroutines at once
+// while putStored and put run one at a time, in entry order.
 type storer interface {
 	sink
 	store(ctx context.Context, data []byte) (*vfs.Stored, error)
+	// storeFrom stores regular file e's bytes as body yields them.
+	storeFrom(ctx context.Context, e *entry, body io.Reader) (*vfs.Stored, error)
 	putStored(ctx context.Context, e *entry, s *vfs.Stored) error
 	discard(ctx context.Context, s *vfs.Stored)
 }
@@ -27,9 +29,10 @@ const aheadWindow = 64
 // pipeline puts entries into a storer in walk order while small files are
 // hashed and stored by runtime.GOMAXPROCS workers: the walk reads a small
 // file whole and queues it; one goroutine puts queued entries in order as
-// their bytes are stored. Entries with a streamed body (large files) are
-// put by the walk itself once the queue is empty. The first failure
-// cancels the rest; stored bytes no entry names are discarded.
+// their bytes are stored. A large file is stored by the walk itself as it
+// reads it (streamed, never whole in memory) and queued stored, so the
+// workers and the putter go on meanwhile. The first failure cancels the
+// rest; stored bytes no entry names are discarded.
 type pipeline struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -41,8 +44,8 @@ type pipeline struct {
 }
 
 // queued is one entry on its way to the sink: a small file with its bytes
-// (stored by a worker, done closed then), an entry without a body, or a
-// barrier (e nil) that drain waits for.
+// (stored by a worker, done closed then), a large file stored by the walk
+// (st set, data nil), or an entry without a body.
 type queued struct {
 	e    *entry
 	data []byte
@@ -74,10 +77,6 @@ func (p *pipeline) put() {
 		if q.data != nil {
 			<-q.done
 		}
-		if q.e == nil {
-			close(q.done)
-			continue
-		}
 		if p.ctx.Err() != nil {
 			if q.st != nil {
 				p.dst.discard(p.ctx, q.st)
@@ -87,7 +86,7 @@ func (p *pipeline) put() {
 		err := q.err
 		switch {
 		case err != nil:
-		case q.data != nil:
+		case q.st != nil:
 			err = p.dst.putStored(p.ctx, q.e, q.st)
 		default:
 			err = p.dst.put(p.ctx, q.e, nil)
@@ -96,6 +95,20 @@ func (p *pipeline) put() {
 			p.cancel(errorAt(p.op, q.e.name, err))
 		}
 	}
+}
+
+// addStream stores regular file e's bytes as body yields them, here in
+// the walk, and queues it stored.
+func (p *pipeline) addStream(e *entry, body io.Reader) error {
+	st, err := p.dst.storeFrom(p.ctx, e, body)
+	if err != nil {
+		return err
+	}
+	if err := p.send(p.queue, &queued{e: e, st: st}); err != nil {
+		p.dst.discard(p.ctx, st)
+		return err
+	}
+	return nil
 }
 
 // add queues e, with the bytes of body when e is a small file. body is
@@ -120,20 +133,6 @@ func (p *pipeline) send(ch chan *queued, q *queued) error {
 	select {
 	case ch <- q:
 		return nil
-	case <-p.ctx.Done():
-		return context.Cause(p.ctx)
-	}
-}
-
-// drain waits until every queued entry is put.
-func (p *pipeline) drain() error {
-	q := &queued{done: make(chan struct{})}
-	if err := p.send(p.queue, q); err != nil {
-		return err
-	}
-	select {
-	case <-q.done:
-		return context.Cause(p.ctx)
 	case <-p.ctx.Done():
 		return context.Cause(p.ctx)
 	}

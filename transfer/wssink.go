@@ -18,7 +18,6 @@ type wsSink struct {
 	dirs map[string]bool // workspace paths verified to be real directories
 	// late are directory entries whose attributes are applied by finish.
 	late []*entry
-	buf  []byte
 }
 
 var _ storer = (*wsSink)(nil)
@@ -55,12 +54,24 @@ func (s *wsSink) path(name string) string {
 	return s.root + "/" + name
 }
 
+// put writes e; a regular file's bytes are stored from body first.
 func (s *wsSink) put(ctx context.Context, e *entry, body io.Reader) error {
-	return s.place(ctx, e, func(p string) error { return s.file(ctx, p, e, body) })
+	if e.kind != kindFile {
+		return s.place(ctx, e, nil)
+	}
+	st, err := s.storeFrom(ctx, e, body)
+	if err != nil {
+		return err
+	}
+	return s.putStored(ctx, e, st)
 }
 
 func (s *wsSink) store(ctx context.Context, data []byte) (*vfs.Stored, error) {
 	return s.fs.Store(ctx, data)
+}
+
+func (s *wsSink) storeFrom(ctx context.Context, e *entry, body io.Reader) (*vfs.Stored, error) {
+	return s.fs.StoreFrom(ctx, s.path(e.name), body)
 }
 
 func (s *wsSink) putStored(ctx context.Context, e *entry, st *vfs.Stored) error {
@@ -79,7 +90,8 @@ func (s *wsSink) putStored(ctx context.Context, e *entry, st *vfs.Stored) error 
 // collection of its chunks.
 func (s *wsSink) discard(ctx context.Context, st *vfs.Stored) { _ = s.fs.Discard(ctx, st) }
 
-// place writes entry e, a regular file's contents through write.
+// place writes entry e, a regular file's contents through write (nil for
+// other kinds).
 func (s *wsSink) place(ctx context.Context, e *entry, write func(p string) error) error {
 	p := s.path(e.name)
 	if e.name != "." {
@@ -176,33 +188,10 @@ func (s *wsSink) clear(ctx context.Context, p string) error {
 	return s.fs.Remove(ctx, p)
 }
 
-// smallFile is the size up to which a file is read whole and written in
-// one mutation (WriteFile) instead of streamed through a handle.
+// smallFile is the size up to which a file is read whole: an import's
+// workers store it (larger ones are streamed by the walk), an export reads
+// it ahead of the walk.
 const smallFile = 256 << 10
-
-// file creates p with body's contents: small files in one mutation,
-// larger ones streamed through a handle opened with O_EXCL. A body shorter
-// than e.size (a host file that shrank) writes what there is.
-func (s *wsSink) file(ctx context.Context, p string, e *entry, body io.Reader) error {
-	if s.buf == nil {
-		s.buf = make([]byte, bufSize)
-	}
-	if e.size <= smallFile {
-		n, err := io.ReadFull(body, s.buf[:e.size])
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return err
-		}
-		return s.fs.WriteFile(ctx, p, s.buf[:n], e.mode)
-	}
-	f, err := s.fs.OpenFile(ctx, p, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_EXCL, e.mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.CopyBuffer(f, body, s.buf); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	return f.Close()
-}
 
 // attrs sets the extended attributes, owner and times of p (a file or
 // directory; a workspace cannot set them on a symbolic link itself).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"time"
@@ -253,7 +254,7 @@ func (f *FS) FillStub(ctx context.Context, name string, marker, data []byte) err
 // named by no file yet: WriteStored makes it a file's content, Discard
 // gives it up.
 type Stored struct {
-	data   []byte // for a write into a virtual mount
+	data   []byte // for a write into a virtual mount (Store only)
 	m      content.Manifest
 	inline []meta.Object
 	in     content.Intents
@@ -275,6 +276,35 @@ func (f *FS) Store(ctx context.Context, data []byte) (*Stored, error) {
 	return s, nil
 }
 
+// StoreFrom is Store of what r yields until io.EOF, streamed: the bytes
+// are chunked and stored as they are read (content.Store.WriteFrom), never
+// held whole, so a bulk writer can store a large file while other
+// goroutines store and write the files before it. name is the file
+// WriteStored is meant to write (for errors). A stream larger than the
+// whole byte quota fails with errdefs.ErrQuota once it passes it; an error
+// from r fails it, wrapped.
+func (f *FS) StoreFrom(ctx context.Context, name string, r io.Reader) (*Stored, error) {
+	room := f.quota.MaxBytes
+	if room <= 0 {
+		room = -1
+	}
+	s := &Stored{}
+	var err error
+	if _, s.m, s.inline, s.in, err = f.stream(ctx, "write", name, r, room); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// storedBytes returns the data s was stored from, for a write into a virtual
+// mount: Store keeps it; StoreFrom's is read back from the content store.
+func (f *FS) storedBytes(ctx context.Context, s *Stored) ([]byte, error) {
+	if s.data != nil || s.m.Size == 0 {
+		return s.data, nil
+	}
+	return f.d.Content.ReadAll(ctx, s.m)
+}
+
 // WriteStored is WriteFile of the data s was stored from. It takes s
 // over: s's upload intents are released with the mutation, or when it
 // fails.
@@ -284,10 +314,12 @@ func (f *FS) WriteStored(ctx context.Context, name string, s *Stored, perm fs.Fi
 	if err == nil {
 		err = f.writable(op, name)
 	}
-	if err == nil {
-		if done, verr := f.virtualWrite(ctx, op, name, s.data, perm); done {
-			return errors.Join(verr, f.Discard(ctx, s)) // its bytes went to the mount
+	if _, _, ok := f.virtual(ctx, name); ok && err == nil {
+		data, rerr := f.storedBytes(ctx, s)
+		if rerr == nil {
+			_, rerr = f.virtualWrite(ctx, op, name, data, perm)
 		}
+		return errors.Join(rerr, f.Discard(ctx, s)) // its bytes went to the mount
 	}
 	if q := f.quota.MaxBytes; err == nil && q > 0 && s.m.Size > q {
 		err = &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %d bytes are more than the whole %d-byte quota", errdefs.ErrQuota, s.m.Size, q)}

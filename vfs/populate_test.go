@@ -1,6 +1,7 @@
 package vfs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -79,5 +80,32 @@ func TestPopulateQuota(t *testing.T) {
 	err := f.Populate(ctx, "m", []vfs.Item{{Path: "a", Stub: true, Size: 1}, {Path: "b", Stub: true, Size: 1}, {Path: "c", Stub: true, Size: 1}})
 	if !errors.Is(err, errdefs.ErrQuota) {
 		t.Fatalf("over quota: %v", err)
+	}
+}
+
+// TestStoreFrom stores a stream of several chunks ahead of the mutation
+// that names it, and refuses one larger than the whole byte quota.
+func TestStoreFrom(t *testing.T) {
+	ctx := context.Background()
+	f := newFS(t)
+	data := make([]byte, 3<<20+7)
+	for i := range data {
+		data[i] = byte(i*7 + i>>11)
+	}
+	st, err := f.StoreFrom(ctx, "big", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteStored(ctx, "big", st, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.ReadFile(ctx, "big"); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, %v; want %d", len(got), err, len(data))
+	}
+
+	e := newEnv(t, vfs.Options{Quota: meta.Quota{MaxBytes: 1 << 20}})
+	q := e.open(e.ws)
+	if _, err := q.StoreFrom(ctx, "big", bytes.NewReader(data)); !errors.Is(err, errdefs.ErrQuota) {
+		t.Fatalf("stream over the quota: %v", err)
 	}
 }
