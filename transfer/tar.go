@@ -160,16 +160,19 @@ func checkGzipEnd(zr *gzip.Reader) error {
 
 // tarSink writes entries as a PAX tar stream (nanosecond times), gzip
 // compressed if asked. Names are relative; directories end in "/"; the
-// root directory itself is not written.
+// root directory itself is not written. Headers are encoded by
+// tarHeaders, bodies copied and padded here: the stream is what
+// archive/tar's Writer writes for the same headers and bodies.
 type tarSink struct {
 	bw  *bufio.Writer // batches the small writes of headers and bodies
-	tw  *tar.Writer
 	zw  *gzip.Writer
+	w   io.Writer // bw, or zw over it
 	buf []byte
-	// h and pax are reused for every entry (WriteHeader copies what it
-	// keeps): no header or record map is allocated per entry.
-	h   tar.Header
-	pax map[string]string
+	// h and pax are reused for every entry (encode keeps nothing of
+	// them): no header or record map is allocated per entry.
+	h    tar.Header
+	pax  map[string]string
+	hdrs tarHeaders
 }
 
 var _ sink = (*tarSink)(nil)
@@ -181,12 +184,11 @@ const tarWriteBuffer = 1 << 20
 
 func newTarSink(w io.Writer, gz bool) *tarSink {
 	s := &tarSink{bw: bufio.NewWriterSize(w, tarWriteBuffer)}
-	w = s.bw
+	s.w = s.bw
 	if gz {
-		s.zw = gzip.NewWriter(w)
-		w = s.zw
+		s.zw = gzip.NewWriter(s.bw)
+		s.w = s.zw
 	}
-	s.tw = tar.NewWriter(w)
 	return s
 }
 
@@ -194,6 +196,22 @@ func (s *tarSink) put(_ context.Context, e *entry, body io.Reader) error {
 	if e.name == "." {
 		return nil
 	}
+	h := s.header(e)
+	hdr, err := s.hdrs.encode(h)
+	if err != nil {
+		return err
+	}
+	if _, err := s.w.Write(hdr); err != nil {
+		return err
+	}
+	if h.Typeflag != tar.TypeReg {
+		return nil
+	}
+	return s.body(body, h.Size)
+}
+
+// header fills the reused header with e's.
+func (s *tarSink) header(e *entry) *tar.Header {
 	h := &s.h
 	*h = tar.Header{
 		Name: e.name, Mode: int64(vfs.UnixMode(e.mode)), Uid: e.uid, Gid: e.gid,
@@ -219,23 +237,32 @@ func (s *tarSink) put(_ context.Context, e *entry, body io.Reader) error {
 	default:
 		h.Typeflag, h.Size = tar.TypeReg, e.size
 	}
-	if err := s.tw.WriteHeader(h); err != nil {
-		return err
-	}
-	if body == nil {
-		return nil
-	}
+	return h
+}
+
+// body copies a regular file's size bytes from body and pads them to a
+// block; a body of another length fails, as archive/tar's Writer fails it.
+func (s *tarSink) body(body io.Reader, size int64) error {
 	if s.buf == nil {
 		s.buf = make([]byte, bufSize)
 	}
-	_, err := io.CopyBuffer(s.tw, body, s.buf)
+	n, err := io.CopyBuffer(s.w, io.LimitReader(body, size+1), s.buf)
+	switch {
+	case err != nil:
+		return err
+	case n > size:
+		return tar.ErrWriteTooLong
+	case n < size:
+		return fmt.Errorf("archive/tar: missed writing %d bytes", size-n)
+	}
+	_, err = s.w.Write(zeros[:padding(size)])
 	return err
 }
 
 // finish completes the archive (and the gzip stream) and writes what is
 // buffered.
 func (s *tarSink) finish(context.Context) error {
-	if err := s.tw.Close(); err != nil {
+	if _, err := s.w.Write(zeros[:]); err != nil { // the end of the archive
 		return err
 	}
 	if s.zw != nil {
