@@ -27,7 +27,10 @@ func (s *Store) ReadAll(ctx context.Context, m Manifest) ([]byte, error) {
 // bodies that are not cached are read from metadata together (one
 // meta.Store.GetInlines request for all of ms instead of a query per
 // file), then verified and cached as ReadAt's are; a body the store does
-// not hold is errdefs.ErrCorrupt. data may be the cache's own bytes, not
+// not hold is errdefs.ErrCorrupt. A file of one chunk that is not cached
+// is read straight from the blob store (verified there) and not cached: a
+// bulk reader (an export, grep) reads it once, and caching it would evict
+// what other readers reuse. data may be the cache's own bytes, not
 // copied: fn may keep it but must not modify it. An error from fn stops
 // ReadFiles and is returned. The bodies of all of ms are held at once:
 // callers bound len(ms).
@@ -39,7 +42,7 @@ func (s *Store) ReadFiles(ctx context.Context, ms []Manifest, fn func(i int, dat
 		if s.batched(m) {
 			data, err = s.readInline(ctx, m.Extents[0], bodies, loadErr)
 		} else {
-			data, err = s.ReadAll(ctx, m)
+			data, err = s.readOnce(ctx, m)
 		}
 		if err := fn(i, data, err); err != nil {
 			return err
@@ -103,6 +106,27 @@ func (s *Store) cacheInline(e Extent, data []byte) ([]byte, error) {
 	_, err := verifyInline(e, data)
 	if err == nil {
 		s.cache.add(e.Hash, data)
+		err = checkSize(e, data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read content: %w", err)
+	}
+	return data, nil
+}
+
+// readOnce is ReadAll of m for a reader that reads it once: a file of one
+// chunk that is not cached is read straight from the blob store (which
+// verifies it) and its buffer returned as is, neither cached nor copied.
+func (s *Store) readOnce(ctx context.Context, m Manifest) ([]byte, error) {
+	if s.err != nil || m.Inline || len(m.Extents) != 1 || m.check() != nil {
+		return s.ReadAll(ctx, m)
+	}
+	e := m.Extents[0]
+	if e.Hash.IsZero() || s.cache.has(e.Hash) {
+		return s.ReadAll(ctx, m)
+	}
+	data, err := s.loadChunk(ctx, e)
+	if err == nil {
 		err = checkSize(e, data)
 	}
 	if err != nil {

@@ -72,3 +72,29 @@ func TestReadFiles(t *testing.T) {
 		t.Errorf("second ReadFiles: %d requests in all, want 2", e.meta.batches)
 	}
 }
+
+// TestReadFilesOnce reads a file of one chunk twice in bulk: each read
+// gets the chunk from the blob store (a bulk read does not cache chunks).
+func TestReadFilesOnce(t *testing.T) {
+	e := newEnv(t, content.Options{InlineMax: 1 << 10})
+	data := randomBytes(7, 5000)
+	m := e.write(t, data)
+	if len(m.Extents) != 1 || m.Inline {
+		t.Fatalf("manifest %+v, want one chunk", m)
+	}
+	s := e.reopen()
+	for i := range 2 {
+		err := s.ReadFiles(t.Context(), []content.Manifest{m}, func(_ int, got []byte, err error) error {
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("read %d: %d bytes, %v", i, len(got), err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.blobs.gets.Load(); n != 2 {
+		t.Errorf("two bulk reads got the chunk %d times, want 2", n)
+	}
+}
