@@ -46,9 +46,9 @@
 // pull-back use it to land whole or not at all. While a batch runs, other
 // writers wait. Its inline bodies are stored ahead of the commit every
 // 16 MiB under an upload intent, so its memory does not grow with its
-// bytes. Store hashes and stores a file's bytes without any lock, for
-// WriteStored to name later: bulk writers store on several goroutines
-// while one mutates.
+// bytes. Store hashes and stores a file's bytes without any lock (StoreFrom
+// streams them from a reader), for WriteStored to name later: bulk writers
+// store on several goroutines while one mutates.
 //
 // # Key space
 //
