@@ -31,8 +31,9 @@ const (
 // writes are encoded here, anything unusual by archive/tar itself.
 type tarHeaders struct {
 	out  []byte   // the header blocks of the last entry
-	recs []string // PAX records, "key=value" sorted by key, being built
-	keys []string // xattr names, sorted
+	recs []byte   // the PAX records of the last entry
+	keys []string // its records' keys, sorted
+	val  []byte   // a time being formatted
 }
 
 // encode returns the header blocks of h (valid until the next call): a
@@ -105,25 +106,27 @@ func (t *tarHeaders) records(h *tar.Header) []byte {
 		t.keys = append(t.keys, k)
 	}
 	slices.Sort(t.keys) // "SCHILY.…" sorts before "atime" and "mtime"
-	var recs []byte
+	t.recs = t.recs[:0]
 	for _, k := range t.keys {
-		recs = appendPAXRecord(recs, k, h.PAXRecords[k])
+		t.recs = appendPAXRecord(t.recs, k, h.PAXRecords[k])
 	}
 	if !h.AccessTime.IsZero() {
-		recs = appendPAXRecord(recs, "atime", paxTime(h.AccessTime))
+		t.val = appendPAXTime(t.val[:0], h.AccessTime)
+		t.recs = appendPAXRecord(t.recs, "atime", t.val)
 	}
 	if h.ModTime.Nanosecond() != 0 {
-		recs = appendPAXRecord(recs, "mtime", paxTime(h.ModTime))
+		t.val = appendPAXTime(t.val[:0], h.ModTime)
+		t.recs = appendPAXRecord(t.recs, "mtime", t.val)
 	}
-	return recs
+	return t.recs
 }
 
 // appendPAXRecord appends the record "<len> key=value\n", whose length
 // counts its own digits.
-func appendPAXRecord(dst []byte, k, v string) []byte {
+func appendPAXRecord[V string | []byte](dst []byte, k string, v V) []byte {
 	size := len(k) + len(v) + 3 // ' ', '=' and '\n'
-	size += len(strconv.Itoa(size))
-	if n := len(strconv.Itoa(size)) + len(k) + len(v) + 3; n != size {
+	size += decimalLen(size)
+	if n := decimalLen(size) + len(k) + len(v) + 3; n != size {
 		size = n // counting the digits added one
 	}
 	dst = strconv.AppendInt(dst, int64(size), 10)
@@ -134,15 +137,28 @@ func appendPAXRecord(dst []byte, k, v string) []byte {
 	return append(dst, '\n')
 }
 
-// paxTime formats a time from 1970 on as seconds with the fraction's
-// trailing zeros dropped.
-func paxTime(ts time.Time) string {
-	secs := strconv.FormatInt(ts.Unix(), 10)
-	if ts.Nanosecond() == 0 {
-		return secs
+// decimalLen is the number of decimal digits of n ≥ 0.
+func decimalLen(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
 	}
-	frac := strconv.Itoa(1e9 + ts.Nanosecond())[1:] // nine digits
-	return secs + "." + strings.TrimRight(frac, "0")
+	return d
+}
+
+// appendPAXTime appends a time from 1970 on as seconds with the
+// fraction's trailing zeros dropped.
+func appendPAXTime(dst []byte, ts time.Time) []byte {
+	dst = strconv.AppendInt(dst, ts.Unix(), 10)
+	if ts.Nanosecond() == 0 {
+		return dst
+	}
+	dst = append(dst, '.')
+	dst = strconv.AppendInt(dst, int64(1e9+ts.Nanosecond()), 10)
+	frac := dst[len(dst)-9:]      // nine digits after the leading 1
+	copy(dst[len(dst)-10:], frac) // drop the 1
+	dst = dst[:len(dst)-1]
+	return bytes.TrimRight(dst, "0")
 }
 
 // paxHeaderName names the extended header of the entry name as
@@ -215,7 +231,8 @@ func finishBlock(blk []byte) {
 
 // formatOctal writes x (which fits) in octal, zero-padded, NUL-terminated.
 func formatOctal(field []byte, x int64) {
-	s := strconv.FormatInt(x, 8)
+	var digits [24]byte
+	s := strconv.AppendInt(digits[:0], x, 8)
 	n := len(field) - 1 - len(s)
 	for i := range n {
 		field[i] = '0'
