@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // hostSource reads a host directory tree without following symbolic links
@@ -98,14 +100,41 @@ func (s *hostSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.
 	})
 }
 
-// file opens p without following a link and hands its contents to fn.
+// file opens p without following a link and hands its contents to fn,
+// read from the bare descriptor: an *os.File would also make it
+// non-blocking, offer it to the poller (which refuses regular files) and
+// set a finalizer, for every file of the tree.
 func (s *hostSource) file(p string, e *entry, fn func(*entry, io.Reader) error) error {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: p, Err: err}
 	}
-	err = fn(e, io.LimitReader(f, e.size))
-	return errors.Join(err, f.Close())
+	err = fn(e, io.LimitReader(fdReader{fd: fd, path: p}, e.size))
+	if cerr := unix.Close(fd); cerr != nil {
+		err = errors.Join(err, &fs.PathError{Op: "close", Path: p, Err: cerr})
+	}
+	return err
+}
+
+// fdReader reads a regular file's descriptor with read(2).
+type fdReader struct {
+	fd   int
+	path string
+}
+
+func (r fdReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.fd, b)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return 0, &fs.PathError{Op: "read", Path: r.path, Err: err}
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
 }
 
 // hostEntry describes a host file; device, FIFO and socket files are
