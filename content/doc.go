@@ -47,8 +47,9 @@
 // of one chunk share one fetch. A large read fetches its chunks in
 // parallel, and a read that reaches the end of a chunk starts fetching the
 // next few chunks in the background, so sequential readers find them
-// ready. ReadFiles, for bulk readers that read each file once (an export,
-// grep), verifies as ReadAt does but does not fill the cache.
+// ready. ReadFiles, for bulk readers (an export,
+// grep), verifies as ReadAt does; it caches the inline bodies it reads
+// together but reads a file of one chunk past the cache.
 //
 // Manifest.Encode is a versioned, compact varint form; Decode rejects
 // anything Encode could not have produced with errdefs.ErrCorrupt.
