@@ -28,6 +28,39 @@ func TestTarHeadersMatch(t *testing.T) {
 	}
 }
 
+// FuzzTarHeaders encodes headers built from fuzzed names, link
+// targets, ids, sizes, times and an xattr, and compares every byte with
+// archive/tar's Writer (or that both refuse them).
+func FuzzTarHeaders(f *testing.F) {
+	f.Add("dir/file.go", "", byte(0), int64(0o644), int64(1000), int64(4096), int64(1700000000), int64(123), "user.k", "v")
+	f.Add(strings.Repeat("x", 101), "t", byte(1), int64(0o7777), int64(1<<21), int64(0), int64(-5), int64(0), "", "")
+	f.Add("ünï", strings.Repeat("l", 120), byte(2), int64(0), int64(0), int64(1<<33), int64(0), int64(999999999), "user.nul\x00", "with\x00nul")
+	f.Fuzz(func(t *testing.T, name, link string, kind byte, mode, id, size, sec, nsec int64, xk, xv string) {
+		h := &tar.Header{Name: name, Mode: mode, Uid: int(id), Gid: int(id / 2), Format: tar.FormatPAX,
+			ModTime: time.Unix(sec, nsec), AccessTime: time.Unix(sec/2, nsec/2)}
+		switch kind % 4 {
+		case 0:
+			h.Typeflag, h.Size = tar.TypeReg, size
+		case 1:
+			h.Typeflag, h.Linkname = tar.TypeSymlink, link
+		case 2:
+			h.Typeflag, h.Linkname = tar.TypeLink, link
+		default:
+			h.Typeflag = tar.TypeDir
+		}
+		if xk != "" {
+			h.PAXRecords = map[string]string{xattrPrefix + xk: xv}
+		}
+		var enc tarHeaders
+		got, gotErr := enc.encode(h)
+		var want bytes.Buffer
+		wantErr := tar.NewWriter(&want).WriteHeader(h)
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("%+v\nencode: %d bytes, %v\narchive/tar: %d bytes, %v", h, len(got), gotErr, want.Len(), wantErr)
+		}
+	})
+}
+
 // TestTarSinkStream writes entries with bodies through tarSink and
 // through archive/tar's Writer: the streams are equal, and a body shorter
 // or longer than its size fails.
