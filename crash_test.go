@@ -377,7 +377,10 @@ func killRounds(t *testing.T, rounds, maxAcks int, env func(dir string, round in
 }
 
 // importCrashEnv selects importCrashWriter: whole directory imports, each
-// one batch whose chunks are synced together before its commit.
+// one batch whose chunks are synced together before its commit. The
+// writer's FoldRows (importFoldRows) makes a big import's batch fold
+// ahead, storing tree nodes before its commit as well as inline bodies
+// (vfs.FS.Batch).
 const importCrashEnv = "FORKSPACE_IMPORT_CRASH_WRITER"
 
 // importCrashTree writes the host trees the import crash writer imports:
@@ -413,6 +416,11 @@ func importCrashTree(t *testing.T) string {
 // bigImport reports whether import i of the crash writer is of big/.
 func bigImport(i int) bool { return i%2 == 1 }
 
+// importFoldRows is the import crash writer's FoldRows: a batch folds
+// ahead past 4 × 64 keys of overlay, which a big import (1,260 files)
+// passes many times over and a small one (60 files) at most once.
+const importFoldRows = 64
+
 // bulkFiles is how many files importCrashTree writes to bulk/ (17.6 MiB).
 const bulkFiles = 1200
 
@@ -426,7 +434,7 @@ func bulkContent(i int) []byte {
 // "I i" after each import returned.
 func importCrashWriter(spec string) error {
 	rest, src, _ := strings.Cut(spec, "|")
-	w, start, err := crashWorkspace(rest, forkspace.Options{})
+	w, start, err := crashWorkspace(rest, forkspace.Options{FoldRows: importFoldRows})
 	if err != nil {
 		return err
 	}

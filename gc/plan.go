@@ -64,8 +64,9 @@ func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 	}
 	p.Reachable = m.counts()
 
-	p.Nodes = p.sortObjects(kindNode, s.nodes, m.nodes, nil)
-	p.Bodies = p.sortObjects(kindBody, s.bodies, m.bodies, pendingIntents(s))
+	held := pendingIntents(s)
+	p.Nodes = p.sortObjects(kindNode, s.nodes, m.nodes, held)
+	p.Bodies = p.sortObjects(kindBody, s.bodies, m.bodies, held)
 	if err := p.listBlobs(ctx, s, m, listed); err != nil {
 		return nil, fmt.Errorf("plan collection: %w", err)
 	}
@@ -117,8 +118,9 @@ func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash
 }
 
 // pendingIntents returns the hashes of the pending upload intents. They
-// are roots (meta.GCTx) of inline bodies as of blobs: a batch stores the
-// bodies it imports under one before its commit names them (vfs.FS.Batch).
+// are roots (meta.GCTx) of tree nodes and inline bodies as of blobs: a
+// batch stores the bodies it imports, and the nodes of the tree it folds
+// them into, under one before its commit names them (vfs.FS.Batch).
 func pendingIntents(s *snapshot) map[cas.Hash]bool {
 	held := map[cas.Hash]bool{}
 	for _, in := range s.intents {

@@ -12,6 +12,7 @@ import (
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -30,16 +31,22 @@ import (
 // to the blob store at once, and inline bodies are stored in transactions
 // of their own every 16 MiB (aheadBytes) under an upload intent that keeps
 // a collection from taking them and that the commit releases, so a
-// batch's memory does not grow with its bytes. Nothing names them before
-// the commit: a batch that fails leaves them to garbage collection. A stub of a
+// batch's memory does not grow with its bytes. Nor does it grow with its
+// entries: once b's overlay holds 4 × Options.FoldRows keys, they are
+// folded into a tree of b's own whose new nodes are stored the same way
+// (foldAhead), and the commit then points f's head at the batch's tree
+// instead of staging its rows (commitFolded; not in a shared FS, nor in
+// a batch of b). Nothing names what is stored ahead before the commit: a
+// batch that fails leaves it to garbage collection. A stub of a
 // lazy mount cannot be hydrated inside a batch, nor can b be folded (Fold,
 // Root: errors.ErrUnsupported) or reset. b must not be used after fn
 // returns. A batch of b is part of f's batch: it lands in it whole or
 // not at all.
 //
 // While fn runs, other mutations of f wait (they queue on f's write lock;
-// readers of f go on, seeing the state before the batch). fn must
-// therefore not mutate f itself, nor wait for something that does.
+// readers of f go on, seeing the state before the batch), and so do f's
+// folds, forks (Hold) and resets. fn must therefore not mutate f itself,
+// nor wait for something that does.
 func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	const op = "batch"
 	if f.readOnly {
@@ -52,18 +59,20 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	// awaited by any path operation (Virtual of the root awaits it):
 	// settle it before b's operations wait for it under f's lock.
 	f.virtual(ctx, ".")
+	f.foldMu.Lock() // a batch that folds ahead replaces the head: no fold meanwhile
 	f.lockIdle()
 	locked := true
 	defer func() {
 		if locked { // fn panicked
 			f.wmu.Unlock()
+			f.foldMu.Unlock()
 		}
 	}()
 	b := newFS(f.d, f.root)
 	b.log, b.foldRows, b.quota = f.log, -1, f.quota // no ws: b never writes staging rows
 	b.ov = f.wov.Clone()                            // everything is durable: wov equals ov
 	b.wov, b.seq, b.inoNext, b.inoEnd = b.ov, f.seq, f.inoNext, f.inoEnd
-	log := &batchLog{acc: txn{f: f}}
+	log := &batchLog{acc: txn{f: f}, foldAt: f.foldAheadRows()}
 	b.batch = log
 	if f.hooks != nil {
 		b.hooks = batchHooks{Hooks: f.hooks}
@@ -76,20 +85,72 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	if err == nil {
 		err = log.err
 	}
-	if err != nil || len(log.acc.muts)+len(log.acc.intents)+len(log.acc.also)+len(log.acc.hooks) == 0 {
-		locked = false
+	locked = false
+	switch {
+	case err != nil || !log.folded && len(log.acc.muts)+len(log.acc.intents)+len(log.acc.also)+len(log.acc.hooks) == 0:
 		f.wmu.Unlock()
+		f.foldMu.Unlock()
 		if err != nil {
 			log.acc.dropHooks()
 			return f.release(ctx, err, log.acc.intents)
 		}
 		return nil
+	case log.folded:
+		err = f.commitFolded(ctx, b, log)
+		f.foldMu.Unlock()
+	default:
+		f.foldMu.Unlock()
+		err = f.commitLocked(ctx, op, ".", &log.acc) // unlocks wmu
 	}
-	locked = false // commitLocked unlocks
-	if err := f.commitLocked(ctx, op, ".", &log.acc); err != nil {
+	if err != nil {
+		log.acc.dropHooks()
 		return f.release(ctx, err, log.acc.intents)
 	}
 	f.changed(ctx, op, log.changed...)
+	return nil
+}
+
+// foldAheadRows is how many keys a Batch of f holds in its overlay before
+// it folds them into a tree of its own (batchLog.foldAhead): four times
+// Options.FoldRows. A batch inside a batch, or of a shared FS, never
+// folds ahead (0): the one commits into its parent's batch, the other
+// must advance the head generation with its staging rows (decision 023).
+func (f *FS) foldAheadRows() int {
+	if f.batch != nil || f.shared || f.foldRows <= 0 {
+		return 0
+	}
+	return 4 * f.foldRows
+}
+
+// commitFolded commits a batch that folded ahead: the rest of its overlay
+// is folded too, and one metadata transaction stores what was not stored
+// ahead, releases the batch's intents, points the head at the batch's
+// root and drops every staging row folded into it, so the whole batch,
+// and f's delta before it, become visible and durable at once. The
+// caller holds wmu, which commitFolded releases, and foldMu.
+func (f *FS) commitFolded(ctx context.Context, b *FS, l *batchLog) error {
+	defer f.wmu.Unlock()
+	muts, _ := b.ov.Mutations()
+	root, nodes, err := f.apply(ctx, b.root, muts)
+	if err != nil {
+		return fmt.Errorf("batch: fold: %w", err)
+	}
+	w := commitWork{inline: l.acc.inline, intents: l.acc.intents, also: l.acc.also, fold: &foldedTo{root: root, nodes: nodes, upTo: f.seq}}
+	for _, h := range l.acc.hooks {
+		w.after = append(w.after, h.fn)
+	}
+	if err := f.write(ctx, &w); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.root, f.seq, f.sinceFold = root, b.seq, 0
+	f.ov.Drop(w.fold.upTo)
+	f.wov.Drop(w.fold.upTo)
+	f.mu.Unlock()
+	f.gen.Add(1)
+	for _, h := range l.acc.hooks {
+		h.done()
+	}
 	return nil
 }
 
@@ -128,6 +189,11 @@ type batchLog struct {
 	// store of them, which fails the batch.
 	inlineBytes int
 	err         error
+	// foldAt is the size of b's overlay at which add folds it into b's
+	// root (0: never); folded says it did, so the commit replaces the
+	// head instead of staging rows.
+	foldAt int
+	folded bool
 }
 
 // aheadBytes is how many bytes of inline bodies a batch holds before it
@@ -160,25 +226,57 @@ func (l *batchLog) add(ctx context.Context, b *FS, t *txn) {
 	for _, o := range t.inline {
 		l.inlineBytes += len(o.Data)
 	}
-	if l.inlineBytes >= aheadBytes && l.err == nil {
-		l.storeAhead(ctx, b)
+	switch {
+	case l.err != nil:
+	case l.foldAt > 0 && b.ov.Len() >= l.foldAt:
+		l.foldAhead(ctx, b)
+	case l.inlineBytes >= aheadBytes:
+		l.storeAhead(ctx, b, nil)
 	}
 }
 
-// storeAhead stores the inline bodies held so far in a transaction of
-// their own, under an upload intent on their hashes taken in that same
-// transaction: a pending intent is a root of garbage collection (meta.GCTx),
-// so no collection deletes them before the batch's commit names them, and
-// the batch releases the intent with that commit (or with its failure,
-// leaving the bodies to a later collection). Nothing names the bodies
-// until then, so a crash meanwhile leaves nothing visible. When a body's
-// hash is being deleted by the collector (errdefs.ErrBusy), the bodies are
-// kept for the commit instead. The caller holds l.mu.
-func (l *batchLog) storeAhead(ctx context.Context, b *FS) {
+// foldAhead folds b's overlay into a new root for b, stores the tree
+// nodes it needs with the inline bodies held so far (storeAhead), and
+// starts b over with that root and an empty overlay, so that what a batch
+// holds in memory does not grow with its number of entries. Nothing names
+// the new root until the commit (commitFolded). When the nodes cannot be
+// stored yet (storeAhead kept them), b keeps its overlay and the next
+// mutation tries again. The caller holds l.mu and b.wmu.
+func (l *batchLog) foldAhead(ctx context.Context, b *FS) {
+	muts, _ := b.ov.Mutations()
+	root, nodes, err := b.apply(ctx, b.root, muts)
+	if err != nil {
+		l.err = fmt.Errorf("batch: fold ahead: %w", err)
+		return
+	}
+	if !l.storeAhead(ctx, b, nodes) {
+		return
+	}
+	b.mu.Lock()
+	b.root, b.ov = root, kv.NewOverlay()
+	b.wov = b.ov
+	b.mu.Unlock()
+	b.gen.Add(1)
+	l.acc.muts, l.acc.index = nil, nil
+	l.folded = true
+}
+
+// storeAhead stores the inline bodies held so far, and nodes, in a
+// transaction of their own, under an upload intent on their hashes taken
+// in that same transaction: a pending intent is a root of garbage
+// collection (meta.GCTx, gc.NewPlan), so no collection deletes them before
+// the batch's commit names them, and the batch releases the intent with
+// that commit (or with its failure, leaving them to a later collection).
+// Nothing names them until then, so a crash meanwhile leaves nothing
+// visible. When a hash is being deleted by the collector
+// (errdefs.ErrBusy), nothing is stored and the bodies are kept for the
+// commit. storeAhead reports whether it stored them; the caller holds
+// l.mu.
+func (l *batchLog) storeAhead(ctx context.Context, b *FS, nodes []meta.Object) bool {
 	bodies := l.acc.inline
-	hashes := make([]cas.Hash, len(bodies))
-	for i, o := range bodies {
-		hashes[i] = o.Hash
+	hashes := make([]cas.Hash, 0, len(bodies)+len(nodes))
+	for _, o := range slices.Concat(bodies, nodes) {
+		hashes = append(hashes, o.Hash)
 	}
 	slices.SortFunc(hashes, func(a, b cas.Hash) int { return bytes.Compare(a[:], b[:]) })
 	hashes = slices.Compact(hashes)
@@ -188,17 +286,26 @@ func (l *batchLog) storeAhead(ctx context.Context, b *FS) {
 		if id, err = tx.AddIntents(hashes); err != nil {
 			return err
 		}
-		return tx.PutInline(bodies)
+		if len(nodes) > 0 {
+			if err := tx.PutNodes(nodes); err != nil {
+				return err
+			}
+		}
+		if len(bodies) > 0 {
+			return tx.PutInline(bodies)
+		}
+		return nil
 	})
 	switch {
 	case errors.Is(err, errdefs.ErrBusy):
-		return
+		return false
 	case err != nil:
-		l.err = fmt.Errorf("batch: store inline bodies: %w", err)
-		return
+		l.err = fmt.Errorf("batch: store ahead: %w", err)
+		return false
 	}
 	l.acc.intents = append(l.acc.intents, id)
 	l.acc.inline, l.inlineBytes = nil, 0
+	return true
 }
 
 // batchHooks are the parent's hooks seen from a Batch: hydrating (which

@@ -44,15 +44,29 @@ func readAhead(t *testing.T, ctx context.Context, f *vfs.FS) {
 	}
 }
 
-// storedBodies counts the inline bodies in the store's metadata.
-func storedBodies(t *testing.T, ctx context.Context, m meta.Store) int {
+// stored counts the objects list (meta.Tx.Nodes, meta.Tx.InlineBodies)
+// finds in the store's metadata.
+func stored(t *testing.T, ctx context.Context, m meta.Store, list func(meta.Tx, func(meta.ObjectInfo) error) error) int {
 	t.Helper()
 	n := 0
 	err := m.View(ctx, func(tx meta.Tx) error {
-		return tx.InlineBodies(func(meta.ObjectInfo) error { n++; return nil })
+		return list(tx, func(meta.ObjectInfo) error { n++; return nil })
 	})
 	must(t, err)
 	return n
+}
+
+// aheadCases are the batches of writeAhead: one that holds its overlay
+// to the commit and stores only bodies ahead, and one that folds ahead
+// too (past 4 × FoldRows keys), storing tree nodes under its intents and
+// committing a new head.
+var aheadCases = []struct {
+	name   string
+	opts   vfs.Options
+	folded bool
+}{
+	{"bodies", vfs.Options{}, false},
+	{"folded", vfs.Options{FoldRows: 64}, true},
 }
 
 // collect runs a collection with no grace and returns what it deleted.
@@ -69,82 +83,103 @@ func collect(t *testing.T, ctx context.Context, e *env) gc.Counts {
 }
 
 // TestBatchStoresBodiesAhead: a batch holding more than 16 MiB of inline
-// bodies stores them before its commit, under an upload intent, so a
-// collection with no grace that runs meanwhile (nothing names the bodies
-// yet) keeps them, and the committed batch reads back whole.
+// bodies stores them before its commit, under an upload intent, and so
+// does one that folds ahead with its tree nodes, so a collection with no
+// grace that runs meanwhile (nothing names them yet) keeps them; the
+// parent sees nothing of the batch until it commits, and the committed
+// batch reads back whole.
 func TestBatchStoresBodiesAhead(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, vfs.Options{})
-	f := e.open(e.ws)
-	before := storedBodies(t, ctx, e.deps.Meta)
-	err := f.Batch(ctx, func(b *vfs.FS) error {
-		writeAhead(t, ctx, b)
-		if n := storedBodies(t, ctx, e.deps.Meta) - before; n < aheadFiles/2 {
-			t.Fatalf("%d bodies stored before the commit, want most of %d", n, aheadFiles)
-		}
-		if got := collect(t, ctx, e); got.Bodies != 0 {
-			t.Fatalf("a collection during the batch deleted %d inline bodies", got.Bodies)
-		}
-		return nil
-	})
-	must(t, err)
-	readAhead(t, ctx, f)
-	readAhead(t, ctx, e.reopen(f))
-	blobs, err := fileblob.Open(filepath.Join(e.dir, "blobs"))
-	must(t, err)
-	defer blobs.Close()
-	rep, err := gc.Check(ctx, gc.Deps{Meta: e.deps.Meta, Blobs: blobs, KV: e.deps.KV}, gc.Options{})
-	must(t, err)
-	if !rep.Clean() || rep.Orphans.Bodies != 0 {
-		t.Fatalf("after the batch: problems %v, %d orphan bodies", rep.Problems, rep.Orphans.Bodies)
+	for _, c := range aheadCases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, c.opts)
+			f := e.open(e.ws)
+			must(t, f.WriteFile(ctx, "before", []byte("staged"), 0o644))
+			bodies, nodes := stored(t, ctx, e.deps.Meta, meta.Tx.InlineBodies), stored(t, ctx, e.deps.Meta, meta.Tx.Nodes)
+			err := f.Batch(ctx, func(b *vfs.FS) error {
+				writeAhead(t, ctx, b)
+				if n := stored(t, ctx, e.deps.Meta, meta.Tx.InlineBodies) - bodies; n < aheadFiles/2 {
+					t.Fatalf("%d bodies stored before the commit, want most of %d", n, aheadFiles)
+				}
+				if n := stored(t, ctx, e.deps.Meta, meta.Tx.Nodes) - nodes; (n > 0) != c.folded {
+					t.Fatalf("%d tree nodes stored before the commit", n)
+				}
+				if _, err := f.Stat(ctx, "d0"); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("the parent sees d0 before the commit: %v", err)
+				}
+				if got := collect(t, ctx, e); got.Bodies != 0 || got.Nodes != 0 {
+					t.Fatalf("a collection during the batch deleted %d inline bodies and %d nodes", got.Bodies, got.Nodes)
+				}
+				return nil
+			})
+			must(t, err)
+			readAhead(t, ctx, f)
+			again := e.reopen(f)
+			readAhead(t, ctx, again)
+			if data, err := again.ReadFile(ctx, "before"); err != nil || string(data) != "staged" {
+				t.Fatalf("the delta before the batch: %q, %v", data, err)
+			}
+			blobs, err := fileblob.Open(filepath.Join(e.dir, "blobs"))
+			must(t, err)
+			defer blobs.Close()
+			rep, err := gc.Check(ctx, gc.Deps{Meta: e.deps.Meta, Blobs: blobs, KV: e.deps.KV}, gc.Options{})
+			must(t, err)
+			if !rep.Clean() || rep.Orphans.Bodies != 0 {
+				t.Fatalf("after the batch: problems %v, %d orphan bodies", rep.Problems, rep.Orphans.Bodies)
+			}
+		})
 	}
 }
 
-// TestBatchStoredAheadFails: a batch that fails after storing bodies ahead
-// leaves the workspace as it was and releases its intent, so the bodies
-// are garbage for the next collection; one that dies (a panic stands for
-// a crash: nothing releases the intent) leaves nothing visible either,
+// TestBatchStoredAheadFails: a batch that fails after storing bodies (and
+// nodes) ahead leaves the workspace as it was and releases its intent, so
+// they are garbage for the next collection; one that dies (a panic stands
+// for a crash: nothing releases the intent) leaves nothing visible either,
 // after a restart.
 func TestBatchStoredAheadFails(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, vfs.Options{})
-	f := e.open(e.ws)
-	before := storedBodies(t, ctx, e.deps.Meta)
-	boom := errors.New("refused")
-	err := f.Batch(ctx, func(b *vfs.FS) error {
-		writeAhead(t, ctx, b)
-		return boom
-	})
-	if !errors.Is(err, boom) {
-		t.Fatalf("batch: %v", err)
-	}
-	if _, err := f.Stat(ctx, "d0"); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("a failed batch left d0: %v", err)
-	}
-	if got := collect(t, ctx, e); got.Bodies < aheadFiles/2 {
-		t.Fatalf("the collection after a failed batch deleted %d bodies, want its stored ones", got.Bodies)
-	}
-	if n := storedBodies(t, ctx, e.deps.Meta); n != before {
-		t.Fatalf("%d inline bodies left, want %d", n, before)
-	}
-
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Fatal("no panic")
+	for _, c := range aheadCases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, c.opts)
+			f := e.open(e.ws)
+			before := stored(t, ctx, e.deps.Meta, meta.Tx.InlineBodies)
+			boom := errors.New("refused")
+			err := f.Batch(ctx, func(b *vfs.FS) error {
+				writeAhead(t, ctx, b)
+				return boom
+			})
+			if !errors.Is(err, boom) {
+				t.Fatalf("batch: %v", err)
 			}
-		}()
-		_ = f.Batch(ctx, func(b *vfs.FS) error {
-			writeAhead(t, ctx, b)
-			panic("crash")
+			if _, err := f.Stat(ctx, "d0"); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a failed batch left d0: %v", err)
+			}
+			if got := collect(t, ctx, e); got.Bodies < aheadFiles/2 || (got.Nodes > 0) != c.folded {
+				t.Fatalf("the collection after a failed batch deleted %d bodies and %d nodes, want its stored ones", got.Bodies, got.Nodes)
+			}
+			if n := stored(t, ctx, e.deps.Meta, meta.Tx.InlineBodies); n != before {
+				t.Fatalf("%d inline bodies left, want %d", n, before)
+			}
+
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("no panic")
+					}
+				}()
+				_ = f.Batch(ctx, func(b *vfs.FS) error {
+					writeAhead(t, ctx, b)
+					panic("crash")
+				})
+			}()
+			g := e.reopen(f)
+			ents, err := g.ReadDir(ctx, ".")
+			if err != nil || len(ents) != 0 {
+				t.Fatalf("after a crash mid-batch the root holds %d entries (%v)", len(ents), err)
+			}
+			if got := collect(t, ctx, e); got.Bodies != 0 || got.Nodes != 0 {
+				t.Fatalf("a collection deleted %d bodies and %d nodes held by a pending intent", got.Bodies, got.Nodes)
+			}
 		})
-	}()
-	g := e.reopen(f)
-	ents, err := g.ReadDir(ctx, ".")
-	if err != nil || len(ents) != 0 {
-		t.Fatalf("after a crash mid-batch the root holds %d entries (%v)", len(ents), err)
-	}
-	if got := collect(t, ctx, e); got.Bodies != 0 {
-		t.Fatalf("a collection deleted %d bodies held by a pending intent", got.Bodies)
 	}
 }

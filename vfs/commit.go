@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/meta"
 )
@@ -192,26 +193,48 @@ func (f *FS) finish(batch []*commitReq, err error) {
 // commitBatch writes a batch's inline bodies, intent releases and staging
 // rows in one transaction.
 func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
-	var (
-		rows    []meta.Staged
-		inline  []meta.Object
-		intents content.Intents
-		also    []func(meta.Tx) error
-		after   []func(meta.Tx) error
-	)
+	var w commitWork
 	for _, req := range batch {
-		rows = append(rows, req.rows...)
-		inline = append(inline, req.inline...)
-		intents = append(intents, req.intents...)
-		also = append(also, req.also...)
+		w.rows = append(w.rows, req.rows...)
+		w.inline = append(w.inline, req.inline...)
+		w.intents = append(w.intents, req.intents...)
+		w.also = append(w.also, req.also...)
 		for _, h := range req.hooks {
-			after = append(after, h.fn)
+			w.after = append(w.after, h.fn)
 		}
 	}
+	return f.write(ctx, &w)
+}
+
+// commitWork is what one commit writes: inline bodies, upload intents to
+// release, metadata writes that ride along (FS.AlsoCommit), staging rows
+// or a folded root (a Batch that folded ahead), and the WithCommit work
+// that runs once those are written.
+type commitWork struct {
+	rows    []meta.Staged
+	inline  []meta.Object
+	intents content.Intents
+	also    []func(meta.Tx) error
+	fold    *foldedTo
+	after   []func(meta.Tx) error
+}
+
+// foldedTo is a new head for the workspace: root, the tree nodes it needs
+// that are not stored yet, and the seq up to which staging rows are folded
+// into it.
+type foldedTo struct {
+	root  cas.Hash
+	nodes []meta.Object
+	upTo  int64
+}
+
+// write commits w in one metadata transaction, once the chunks it names
+// are durable.
+func (f *FS) write(ctx context.Context, w *commitWork) error {
 	// The chunks the batch references must be durable before metadata
 	// naming them can be: their puts did not wait for the disk, so the
 	// whole batch waits for it once here (docs/decisions/021).
-	if len(intents) > 0 {
+	if len(w.intents) > 0 {
 		if err := f.d.Content.Sync(ctx); err != nil {
 			return fmt.Errorf("commit mutation: %w", err)
 		}
@@ -223,27 +246,25 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 				return err
 			}
 		}
-		if len(inline) > 0 {
-			if err := tx.PutInline(inline); err != nil {
+		if len(w.inline) > 0 {
+			if err := tx.PutInline(w.inline); err != nil {
 				return err
 			}
 		}
-		if len(intents) > 0 {
-			if err := tx.ReleaseIntents(intents); err != nil {
+		if len(w.intents) > 0 {
+			if err := tx.ReleaseIntents(w.intents); err != nil {
 				return err
 			}
 		}
-		for _, fn := range also {
+		for _, fn := range w.also {
 			if err := fn(tx); err != nil {
 				return err
 			}
 		}
-		if len(rows) > 0 {
-			if err := tx.PutStaged(f.ws, rows); err != nil {
-				return err
-			}
+		if err := w.stage(tx, f.ws); err != nil {
+			return err
 		}
-		for _, fn := range after {
+		for _, fn := range w.after {
 			if err := fn(tx); err != nil {
 				return err
 			}
@@ -257,6 +278,26 @@ func (f *FS) commitBatch(ctx context.Context, batch []*commitReq) error {
 		f.headGen.Store(gen + 1)
 	}
 	return nil
+}
+
+// stage writes w's staging rows, or points workspace ws at w's folded root
+// and drops the rows folded into it.
+func (w *commitWork) stage(tx meta.Tx, ws string) error {
+	if w.fold == nil {
+		if len(w.rows) == 0 {
+			return nil
+		}
+		return tx.PutStaged(ws, w.rows)
+	}
+	if len(w.fold.nodes) > 0 {
+		if err := tx.PutNodes(w.fold.nodes); err != nil {
+			return err
+		}
+	}
+	if err := tx.SetRoot(ws, w.fold.root); err != nil {
+		return err
+	}
+	return tx.DeleteStaged(ws, w.fold.upTo)
 }
 
 // abandon fails a batch that did not commit and everything queued after

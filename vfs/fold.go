@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -60,9 +61,19 @@ func (f *FS) FoldedRoot(ctx context.Context) (cas.Hash, []meta.Object, error) {
 		return root, nil, nil
 	}
 	muts, _ := ov.Mutations()
-	newRoot, nodes, err := f.d.KV.Apply(ctx, root, muts)
+	newRoot, objs, err := f.apply(ctx, root, muts)
 	if err != nil {
 		return cas.Hash{}, nil, fmt.Errorf("fold snapshot: %w", err)
+	}
+	return newRoot, objs, nil
+}
+
+// apply returns the root of the tree muts make of root, and the tree
+// nodes it needs that were not stored, to store before anything names it.
+func (f *FS) apply(ctx context.Context, root cas.Hash, muts []kv.Mutation) (cas.Hash, []meta.Object, error) {
+	newRoot, nodes, err := f.d.KV.Apply(ctx, root, muts)
+	if err != nil {
+		return cas.Hash{}, nil, err
 	}
 	objs := make([]meta.Object, len(nodes))
 	for i, n := range nodes {
@@ -87,13 +98,9 @@ func (f *FS) foldLocked(ctx context.Context) error {
 	if len(muts) == 0 {
 		return nil
 	}
-	newRoot, nodes, err := f.d.KV.Apply(ctx, root, muts)
+	newRoot, objs, err := f.apply(ctx, root, muts)
 	if err != nil {
 		return fmt.Errorf("fold workspace %s: %w", f.ws, err)
-	}
-	objs := make([]meta.Object, len(nodes))
-	for i, n := range nodes {
-		objs[i] = meta.Object{Hash: n.Hash, Data: n.Data}
 	}
 	// In a shared workspace the fold advances the head generation, so
 	// other processes drop the root it replaces (docs/decisions/023): it
