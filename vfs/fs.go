@@ -96,7 +96,7 @@ type FS struct {
 	headGen atomic.Int64
 	reloads atomic.Uint64
 
-	foldMu sync.Mutex // serialises folds and resets
+	foldMu sync.Mutex // serialises folds, resets, Holds and Batches
 
 	// gen counts changes of the visible state, so handles reload only
 	// when something changed.
