@@ -152,12 +152,13 @@ func TestImportFailureChangesNothing(t *testing.T) {
 
 // TestBulkImportFailureLeavesNothing: an import refused late, after
 // thousands of small files were stored ahead (hashed and stored by the
-// pipeline's workers, inline bodies stored ahead of the batch's commit),
-// leaves the workspace as it was and holds nothing: every upload intent is
-// released, so a collection with no grace takes all it stored.
+// pipeline's workers, inline bodies stored ahead of the batch's commit,
+// tree nodes of the batch's folds ahead: FoldRows 64), leaves the
+// workspace as it was and holds nothing: every upload intent is released,
+// so a collection with no grace takes all it stored.
 func TestBulkImportFailureLeavesNothing(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st := openStoreWith(t, forkspace.Options{FoldRows: 64})
 	ws, err := st.Create(ctx, "w", forkspace.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func TestBulkImportFailureLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Plan.Young != (gc.Counts{}) || r.Reclaimed.Bodies < 250 || r.Reclaimed.Blobs == 0 {
+	if r.Plan.Young != (gc.Counts{}) || r.Reclaimed.Bodies < 250 || r.Reclaimed.Blobs == 0 || r.Reclaimed.Nodes == 0 {
 		t.Fatalf("after a refused import: young %+v (held by a pending intent?), reclaimed %+v", r.Plan.Young, r.Reclaimed)
 	}
 }

@@ -249,7 +249,14 @@ func diffTrees(t failer, want, got tree) {
 
 func openStore(t *testing.T) *forkspace.Store {
 	t.Helper()
-	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: t.TempDir(), Logger: discard})
+	return openStoreWith(t, forkspace.Options{})
+}
+
+// openStoreWith opens a store in a new directory with opts.
+func openStoreWith(t *testing.T, opts forkspace.Options) *forkspace.Store {
+	t.Helper()
+	opts.Dir, opts.Logger = t.TempDir(), discard
+	st, err := forkspace.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
