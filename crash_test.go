@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/forkspace/forkspace/internal/pgtest"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forkspace/forkspace/internal/pgtest"
 
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/transfer"
