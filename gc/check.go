@@ -96,7 +96,7 @@ func Check(ctx context.Context, d Deps, o Options) (*CheckReport, error) {
 		}
 	}
 	err = d.Blobs.List(ctx, func(bi blob.Info) error {
-		if _, ok := m.chunks[bi.ID]; !ok {
+		if !m.chunks.has(bi.ID) {
 			r.Orphans.add(kindBlob, bi.Size)
 		}
 		return nil
@@ -135,15 +135,15 @@ func checkBodies(ctx context.Context, d Deps, o Options, m *marker, r *CheckRepo
 
 func checkBlobs(ctx context.Context, d Deps, o Options, m *marker, r *CheckReport, report func(string, cas.Hash, error) error) error {
 	var n int64
-	for h, size := range m.chunks {
+	for _, c := range m.chunks.refs {
 		n++
-		o.progress("check blobs", n, int64(len(m.chunks)))
-		b, err := d.Blobs.Get(ctx, h, 0, -1)
-		if err == nil && int64(len(b)) != size {
-			err = fmt.Errorf("blob %s: %w: %d bytes, manifest says %d", h.Short(), errdefs.ErrCorrupt, len(b), size)
+		o.progress("check blobs", n, int64(m.chunks.len()))
+		b, err := d.Blobs.Get(ctx, c.hash, 0, -1)
+		if err == nil && int64(len(b)) != c.size {
+			err = fmt.Errorf("blob %s: %w: %d bytes, manifest says %d", c.hash.Short(), errdefs.ErrCorrupt, len(b), c.size)
 		}
 		if err != nil {
-			if err := report("blob", h, err); err != nil {
+			if err := report("blob", c.hash, err); err != nil {
 				return err
 			}
 			continue

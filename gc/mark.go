@@ -17,7 +17,7 @@ type marker struct {
 	kv     *kv.Store
 	nodes  map[cas.Hash]int64
 	bodies map[cas.Hash]int64
-	chunks map[cas.Hash]int64
+	chunks chunkSet // sealed once every root is marked (owners)
 	// failed receives unreadable nodes and undecodable manifests; nil
 	// makes them end the walk.
 	failed func(kind string, h cas.Hash, err error) error
@@ -26,7 +26,7 @@ type marker struct {
 }
 
 func newMarker(k *kv.Store) *marker {
-	return &marker{kv: k, nodes: map[cas.Hash]int64{}, bodies: map[cas.Hash]int64{}, chunks: map[cas.Hash]int64{}}
+	return &marker{kv: k, nodes: map[cas.Hash]int64{}, bodies: map[cas.Hash]int64{}}
 }
 
 // tree marks the tree rooted at root.
@@ -76,7 +76,7 @@ func (m *marker) entry(key, value []byte) error {
 		if k == kindBody {
 			m.bodies[h] = size
 		} else {
-			m.chunks[h] = size
+			m.chunks.add(h, size)
 		}
 	})
 	if err != nil && m.failed != nil {
@@ -107,7 +107,7 @@ func contentRefs(key, value []byte, fn func(k kind, h cas.Hash, size int64)) err
 	return nil
 }
 
-// owners marks every root of the snapshot.
+// owners marks every root of the snapshot and seals the chunk set.
 func (m *marker) owners(ctx context.Context, s *snapshot, o Options) error {
 	for i, ow := range s.owners {
 		o.progress("mark", int64(i), int64(len(s.owners)))
@@ -123,6 +123,7 @@ func (m *marker) owners(ctx context.Context, s *snapshot, o Options) error {
 			return fmt.Errorf("mark workspace %s: %w", ow.name, err)
 		}
 	}
+	m.chunks.seal()
 	o.progress("mark", int64(len(s.owners)), int64(len(s.owners)))
 	return nil
 }
@@ -133,10 +134,13 @@ func (m *marker) counts() Counts {
 	for _, t := range []struct {
 		k    kind
 		objs map[cas.Hash]int64
-	}{{kindNode, m.nodes}, {kindBody, m.bodies}, {kindBlob, m.chunks}} {
+	}{{kindNode, m.nodes}, {kindBody, m.bodies}} {
 		for _, size := range t.objs {
 			c.add(t.k, size)
 		}
+	}
+	for _, r := range m.chunks.refs {
+		c.add(kindBlob, r.size)
 	}
 	return c
 }

@@ -158,7 +158,7 @@ func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker, listed <-c
 			if n%1024 == 0 {
 				p.opts.progress("list blobs", n, 0)
 			}
-			if _, ok := m.chunks[bi.ID]; !ok {
+			if !m.chunks.has(bi.ID) {
 				classify(bi)
 			}
 			return nil
@@ -170,7 +170,7 @@ func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker, listed <-c
 	}
 	p.opts.progress("list blobs", int64(len(l.ids)), int64(len(l.ids)))
 	for _, id := range l.ids {
-		if _, ok := m.chunks[id]; ok {
+		if m.chunks.has(id) {
 			continue
 		}
 		bi, err := p.deps.Blobs.Stat(ctx, id)
