@@ -2,6 +2,7 @@ package fileblob
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,8 +23,8 @@ const listWorkers = 8
 // name is a blob address matching its directory. The tmp directory and
 // any other names are skipped; blobs deleted during the walk are skipped.
 func (s *Store) List(ctx context.Context, fn func(blob.Info) error) error {
-	return s.walk(ctx, func(id cas.Hash, e fs.DirEntry) error {
-		info, err := e.Info()
+	return s.walk(ctx, func(id cas.Hash) error {
+		info, err := os.Lstat(s.Path(id))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -36,19 +37,18 @@ func (s *Store) List(ctx context.Context, fn func(blob.Info) error) error {
 
 // ListIDs implements blob.IDLister: List without a stat of every file.
 func (s *Store) ListIDs(ctx context.Context, fn func(cas.Hash) error) error {
-	return s.walk(ctx, func(id cas.Hash, _ fs.DirEntry) error { return fn(id) })
+	return s.walk(ctx, fn)
 }
 
-// leaf is what one leaf directory held.
+// leaf is what one leaf directory held: the addresses of its blob files.
 type leaf struct {
-	top, sub string
-	entries  []fs.DirEntry
-	err      error
+	ids []cas.Hash
+	err error
 }
 
-// walk calls fn, on the calling goroutine, for each blob file's entry,
+// walk calls fn, on the calling goroutine, for each blob file's address,
 // reading listWorkers shard directories at a time, each with its leaves.
-func (s *Store) walk(ctx context.Context, fn func(cas.Hash, fs.DirEntry) error) error {
+func (s *Store) walk(ctx context.Context, fn func(cas.Hash) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("list blobs: %w", fs.ErrClosed)
 	}
@@ -84,7 +84,7 @@ func (s *Store) walk(ctx context.Context, fn func(cas.Hash, fs.DirEntry) error) 
 		}
 	}()
 	for l := range leaves {
-		if err := s.leafEntries(ctx, l, fn); err != nil {
+		if err := leafIDs(ctx, l, fn); err != nil {
 			cancel()
 			for range leaves { // let the workers finish
 			}
@@ -114,7 +114,7 @@ func (s *Store) readShard(ctx context.Context, top string, leaves chan<- leaf) b
 		return true // emptied and removed by a Delete meanwhile
 	}
 	if err != nil {
-		return send(leaf{top: top, err: err})
+		return send(leaf{err: err})
 	}
 	defer d.Close()
 	subs, err := d.ReadDir(-1)
@@ -122,14 +122,19 @@ func (s *Store) readShard(ctx context.Context, top string, leaves chan<- leaf) b
 		return true // emptied and removed by a Delete after it was opened
 	}
 	if err != nil {
-		return send(leaf{top: top, err: err})
+		return send(leaf{err: err})
 	}
+	buf := make([]byte, leafBufSize)
 	for _, sub := range subs {
 		if !sub.IsDir() || !isHexPair(sub.Name()) {
 			continue
 		}
-		l := leaf{top: top, sub: sub.Name()}
-		l.entries, l.err = readLeaf(d, sub.Name())
+		var l leaf
+		l.err = readLeaf(d, sub.Name(), buf, func(name []byte) {
+			if id, ok := blobName(name, top, sub.Name()); ok {
+				l.ids = append(l.ids, id)
+			}
+		})
 		if errors.Is(l.err, fs.ErrNotExist) {
 			continue // emptied and removed by a Delete meanwhile
 		}
@@ -140,25 +145,32 @@ func (s *Store) readShard(ctx context.Context, top string, leaves chan<- leaf) b
 	return true
 }
 
-// leafEntries calls fn for each blob file of l.
-func (s *Store) leafEntries(ctx context.Context, l leaf, fn func(cas.Hash, fs.DirEntry) error) error {
+// leafIDs calls fn for each blob address of l.
+func leafIDs(ctx context.Context, l leaf, fn func(cas.Hash) error) error {
 	if l.err != nil {
 		return fmt.Errorf("list blobs: %w", l.err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("list blobs: %w", err)
 	}
-	for _, e := range l.entries {
-		name := e.Name()
-		id, err := cas.Parse(name)
-		if err != nil || name[0:2] != l.top || name[2:4] != l.sub || !e.Type().IsRegular() {
-			continue
-		}
-		if err := fn(id, e); err != nil {
+	for _, id := range l.ids {
+		if err := fn(id); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// blobName returns the address that the name of a file in leaf directory
+// top/sub spells, if it is a blob's: 64 hex digits beginning with top and
+// sub.
+func blobName(name []byte, top, sub string) (cas.Hash, bool) {
+	var id cas.Hash
+	if len(name) != 2*cas.Size || string(name[0:2]) != top || string(name[2:4]) != sub {
+		return id, false
+	}
+	_, err := hex.Decode(id[:], name)
+	return id, err == nil
 }
 
 // readNames returns the names in dir; a vanished dir has none.
