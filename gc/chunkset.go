@@ -17,7 +17,8 @@ import (
 // two passes, where a map took a million inserts into a growing table
 // (0.4 s of a million-object plan).
 type chunkSet struct {
-	refs []chunkRef // sorted by address and distinct once sealed
+	added blocks[chunkRef] // the references add records, until seal
+	refs  []chunkRef       // the chunks, by address and distinct, once sealed
 	// starts[b] is where bucket b begins in refs (starts[b+1] where it
 	// ends); a chunk's bucket is its address's first 32 bits >> shift.
 	starts []int32
@@ -35,29 +36,30 @@ const bucketLoad = 8
 
 // add records a reference to chunk h of size bytes.
 func (s *chunkSet) add(h cas.Hash, size int64) {
-	s.refs = append(s.refs, chunkRef{hash: h, size: size})
+	s.added.add(chunkRef{hash: h, size: size})
 }
 
 // seal sorts the chunks into their buckets and drops duplicates. add may
 // not be called after it, has and len not before.
 func (s *chunkSet) seal() {
-	n := bits.Len(uint(len(s.refs) / bucketLoad))
+	added := s.added.len()
+	n := bits.Len(uint(added / bucketLoad))
 	s.shift = 32 - uint(n)
 	s.starts = make([]int32, 1<<n+1)
-	for _, r := range s.refs {
+	for r := range s.added.all() {
 		s.starts[s.bucket(r.hash)+1]++
 	}
 	for b := 1; b < len(s.starts); b++ {
 		s.starts[b] += s.starts[b-1]
 	}
 	next := slices.Clone(s.starts[:len(s.starts)-1])
-	sorted := make([]chunkRef, len(s.refs))
-	for _, r := range s.refs {
+	s.refs = make([]chunkRef, added)
+	for r := range s.added.all() {
 		b := s.bucket(r.hash)
-		sorted[next[b]] = r
+		s.refs[next[b]] = r
 		next[b]++
 	}
-	s.refs = sorted
+	s.added = nil
 	s.compact()
 }
 

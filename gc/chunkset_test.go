@@ -20,12 +20,14 @@ func TestChunkSet(t *testing.T) {
 		prefix := rapid.IntRange(0, 4).Draw(t, "shared leading bytes")
 		var s chunkSet
 		want := map[cas.Hash]int64{}
+		var added []cas.Hash
 		for i := range n {
 			h := cas.Sum([]byte{byte(i), byte(i >> 8)})
 			copy(h[:prefix], "\xab\xcd\xef\x01")
-			if len(want) > 0 && rapid.Bool().Draw(t, "repeat") {
-				h = s.refs[rapid.IntRange(0, len(s.refs)-1).Draw(t, "which")].hash
+			if len(added) > 0 && rapid.Bool().Draw(t, "repeat") {
+				h = added[rapid.IntRange(0, len(added)-1).Draw(t, "which")]
 			}
+			added = append(added, h)
 			want[h] = int64(h[31])
 			s.add(h, int64(h[31]))
 		}

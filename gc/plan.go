@@ -44,6 +44,15 @@ type Plan struct {
 // lists the garbage. It is safe to run while the store is in use.
 func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 	o = o.withDefaults()
+	// A store that lists addresses alone is listed while the roots are
+	// read and marked: the one waits for the disk's directories, the
+	// other for the database. The listing may begin before the snapshot:
+	// it only proposes candidates, and a listed blob is garbage only if
+	// the snapshot's roots do not reach it, its Stat (taken after the
+	// mark) dates it before the cutoff and no recent intent names it.
+	listCtx, stopListing := context.WithCancel(ctx)
+	defer stopListing()
+	listed := listIDs(listCtx, d.Blobs)
 	s, err := readSnapshot(ctx, d, o, true)
 	if err != nil {
 		return nil, fmt.Errorf("plan collection: %w", err)
@@ -52,12 +61,6 @@ func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 		Now: s.now, Cutoff: s.now.Add(-o.Grace), deps: d, opts: o,
 		sizes: map[cas.Hash]int64{}, intentsBefore: s.now.Add(-o.IntentExpiry),
 	}
-	// A store that lists addresses alone is listed while the roots are
-	// marked: the one waits for the disk's directories, the other for
-	// the database.
-	listCtx, stopListing := context.WithCancel(ctx)
-	defer stopListing()
-	listed := p.listIDs(listCtx)
 	m := newMarker(d.KV)
 	if err := m.owners(ctx, s, o); err != nil {
 		return nil, fmt.Errorf("plan collection: %w", err)
@@ -75,14 +78,14 @@ func NewPlan(ctx context.Context, d Deps, o Options) (*Plan, error) {
 
 // listing is the result of a blob store's ListIDs, when it has one.
 type listing struct {
-	ids []cas.Hash
+	ids blocks[cas.Hash]
 	err error
 }
 
 // listIDs starts listing the blob addresses if the store lists them alone
 // (blob.IDLister); the channel then yields the listing (else it is nil).
-func (p *Plan) listIDs(ctx context.Context) <-chan listing {
-	lister, ok := p.deps.Blobs.(blob.IDLister)
+func listIDs(ctx context.Context, blobs blob.Store) <-chan listing {
+	lister, ok := blobs.(blob.IDLister)
 	if !ok {
 		return nil
 	}
@@ -90,7 +93,7 @@ func (p *Plan) listIDs(ctx context.Context) <-chan listing {
 	go func() {
 		var l listing
 		l.err = lister.ListIDs(ctx, func(id cas.Hash) error {
-			l.ids = append(l.ids, id)
+			l.ids.add(id)
 			return nil
 		})
 		done <- l
@@ -168,8 +171,9 @@ func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker, listed <-c
 	if l.err != nil {
 		return l.err
 	}
-	p.opts.progress("list blobs", int64(len(l.ids)), int64(len(l.ids)))
-	for _, id := range l.ids {
+	n := int64(l.ids.len())
+	p.opts.progress("list blobs", n, n)
+	for id := range l.ids.all() {
 		if m.chunks.has(id) {
 			continue
 		}
