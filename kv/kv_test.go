@@ -275,6 +275,49 @@ func TestWalk(t *testing.T) {
 	}
 }
 
+// TestWalkStops: an error from a callback, or a cancelled context, ends
+// a walk at once, while the next batch of the level is being read: Walk
+// returns it, and no callback runs after.
+func TestWalkStops(t *testing.T) {
+	s, src := newStore(5)
+	m := map[string]string{}
+	for i := range 20000 {
+		m[fmt.Sprintf("key-%08d", i)] = fmt.Sprint(i)
+	}
+	root := build(t, s, src, m)
+	st := New(&batchedNodes{memNodes: src}, Options{Seed: 5})
+	stop := errors.New("stop")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range []struct {
+		name string
+		want error
+		end  func() error
+	}{
+		{"callback error", stop, func() error { return stop }},
+		{"cancel", context.Canceled, func() error { cancel(); return nil }},
+	} {
+		entries, after := 0, 0
+		var last string
+		err := st.Walk(ctx, root, WalkFuncs{Leaf: func(k, _ []byte) error {
+			if string(k) <= last {
+				t.Fatalf("%s: key %q after %q", c.name, k, last)
+			}
+			last = string(k)
+			if entries++; entries > 3*len(m)/4 {
+				after++
+			}
+			if entries == len(m)/2 {
+				return c.end()
+			}
+			return nil
+		}})
+		if !errors.Is(err, c.want) || entries < len(m)/2 || after > 0 {
+			t.Fatalf("%s: %v after %d entries of %d, %d late", c.name, err, entries, len(m), after)
+		}
+	}
+}
+
 func TestScanBoundsAndStop(t *testing.T) {
 	s, src := newStore(3)
 	m := map[string]string{}
