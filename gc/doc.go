@@ -13,9 +13,12 @@
 // shared by any number of forks and checkpoints is read once; the content
 // manifests of tree entries and staging rows (vfs.ContentRefs) name the
 // reachable inline bodies and blob chunks. Walk reads a tree a level at a
-// time, each level's nodes in batched queries. A blob store that lists
-// addresses alone (blob.IDLister: fileblob) is asked the size and time of
-// the blobs nothing reaches only, not of every blob.
+// time, each level's nodes in batched queries, the next batch read while
+// the mark visits the one before. A blob store that lists addresses alone
+// (blob.IDLister: fileblob) is listed while the roots are read and marked
+// (the listing only proposes candidates, so when it starts does not
+// matter), and asked the size and time of the blobs nothing reaches only,
+// not of every blob.
 //
 // # Safety
 //

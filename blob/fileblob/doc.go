@@ -41,7 +41,9 @@
 //
 // List and ListIDs (blob.IDLister: the addresses alone, without a stat of
 // every file) read the leaf directories eight at a time: a million blobs
-// fill all 65,536 of them.
+// fill all 65,536 of them. On Linux a leaf is opened relative to its
+// shard and read with getdents straight into a buffer, its addresses
+// parsed from the records (no os.File or DirEntry per leaf or file).
 //
 // A missing blob's error is fs.ErrNotExist naming the blob by address,
 // never by the file that would hold it.
