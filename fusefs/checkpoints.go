@@ -105,7 +105,7 @@ func (d *cpDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*g
 		}
 		d.mu.Unlock()
 	}
-	return w.mountAt(ctx, &d.Inode, out)
+	return w.mountAt(ctx, &d.Inode, name, out)
 }
 
 func (d *cpDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {

@@ -11,15 +11,23 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
-// mountAt adds w's root directory as a child of parent (the name is the
-// caller's) and attaches it.
-func (w *ws) mountAt(ctx context.Context, parent *gofs.Inode, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+// mountAt returns w's root directory as parent's child name, attached.
+// The inode the kernel already knows under that name is reused when it
+// is w's root: a lookup after the kernel's cache expired would otherwise
+// attach a new inode that go-fuse then drops for the one it has (same
+// identity), leaving w's root an inode the kernel never reaches, and
+// every path beneath it ENOENT (node.path).
+func (w *ws) mountAt(ctx context.Context, parent *gofs.Inode, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	fi, err := w.fs.Lstat(ctx, ".")
 	if err != nil {
 		return nil, w.errno("lookup", err)
 	}
 	w.fill(fi, &out.Attr)
-	in := parent.NewInode(ctx, &node{w: w}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino})
+	id := gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino}
+	in := parent.GetChild(name)
+	if in == nil || in.StableAttr() != id {
+		in = parent.NewInode(ctx, &node{w: w}, id)
+	}
 	w.attach(in)
 	return in, 0
 }

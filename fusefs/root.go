@@ -76,7 +76,7 @@ func (m *multi) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*g
 		return nil, e
 	}
 	w := m.workspace(name, fsys, cps)
-	return w.mountAt(ctx, &m.Inode, out)
+	return w.mountAt(ctx, &m.Inode, name, out)
 }
 
 func (m *multi) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
