@@ -192,7 +192,9 @@ type ExecResult struct {
 	// run ("process limit 64: 12 forks refused").
 	Refused []string `json:"refused,omitempty"`
 	// Lingering counts processes still running when the command exited,
-	// killed with the run.
+	// killed with the run. It may count fewer: the end of the sandbox's
+	// pid namespace kills them too, and those already gone when the
+	// run's group is read are not counted. None outlives the run.
 	Lingering int `json:"lingering,omitempty"`
 	// Limits are the limits the run had; Mechanism says how they were
 	// enforced ("cgroup v2", "cgroup v1", "rlimit").
