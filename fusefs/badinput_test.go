@@ -146,10 +146,7 @@ func TestBadInputRename(t *testing.T) {
 	b := create(t, st, "b", meta.Quota{})
 	ok(t, a.MkdirAll(ctx, "d/sub", 0o755))
 	ok(t, a.WriteFile(ctx, "f", []byte("x"), 0o644))
-	dir := t.TempDir()
-	srv, err := fusefs.MountAll(ctx, dir, fusefs.StoreWorkspaces{Store: st}, fusefs.Options{})
-	ok(t, err)
-	t.Cleanup(func() { ok(t, srv.Unmount()) })
+	dir := mountAll(t, st, fusefs.Options{})
 	ents, err := os.ReadDir(dir)
 	ok(t, err)
 	if len(ents) != 2 || ents[0].Name() != "a" || ents[1].Name() != "b" {

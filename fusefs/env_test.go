@@ -50,6 +50,18 @@ func mount(t testing.TB, fsys *vfs.FS, opts fusefs.Options) string {
 	return dir
 }
 
+// mountAll mounts every workspace of st (fusefs.MountAll) at a new
+// directory, unmounted when the test ends.
+func mountAll(t testing.TB, st *forkspace.Store, opts fusefs.Options) string {
+	t.Helper()
+	fusetest.Require(t)
+	dir := t.TempDir()
+	srv, err := fusefs.MountAll(context.Background(), dir, fusefs.StoreWorkspaces{Store: st}, opts)
+	ok(t, err)
+	t.Cleanup(func() { ok(t, srv.Unmount()) })
+	return dir
+}
+
 // newMount mounts a new workspace of a fresh store.
 func newMount(t testing.TB) (*forkspace.Workspace, string) {
 	t.Helper()

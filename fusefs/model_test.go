@@ -37,10 +37,7 @@ func TestMountMatchesVFS(t *testing.T) {
 	fusetest.Require(t)
 	ctx := context.Background()
 	st := openStore(t)
-	dir := t.TempDir()
-	srv, err := fusefs.MountAll(ctx, dir, fusefs.StoreWorkspaces{Store: st}, fusefs.Options{})
-	ok(t, err)
-	t.Cleanup(func() { ok(t, srv.Unmount()) })
+	dir := mountAll(t, st, fusefs.Options{})
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++

@@ -28,10 +28,7 @@ func TestLookupAgainAfterExpiry(t *testing.T) {
 	_, err := w.Checkpoint(ctx, "one")
 	ok(t, err)
 	const timeout = 50 * time.Millisecond
-	dir := t.TempDir()
-	srv, err := fusefs.MountAll(ctx, dir, fusefs.StoreWorkspaces{Store: st}, fusefs.Options{CacheTimeout: timeout})
-	ok(t, err)
-	t.Cleanup(func() { ok(t, srv.Unmount()) })
+	dir := mountAll(t, st, fusefs.Options{CacheTimeout: timeout})
 	single := mount(t, w.FS, fusefs.Options{CacheTimeout: timeout, Checkpoints: fusefs.WorkspaceCheckpoints{W: w}})
 	for _, p := range []string{
 		filepath.Join(dir, "w"),

@@ -83,6 +83,16 @@ func scanAll(t tb, s *Store, root cas.Hash) map[string]string {
 	return got
 }
 
+// numberedKeys returns n keys "key-00000000"… with their numbers as
+// values.
+func numberedKeys(n int) map[string]string {
+	m := make(map[string]string, n)
+	for i := range n {
+		m[fmt.Sprintf("key-%08d", i)] = fmt.Sprint(i)
+	}
+	return m
+}
+
 func build(t tb, s *Store, src *memNodes, m map[string]string) cas.Hash {
 	var muts []Mutation
 	for k, v := range m {
@@ -115,10 +125,7 @@ func TestApplyRejectsBadKeys(t *testing.T) {
 
 func TestLargeTreeShape(t *testing.T) {
 	s, src := newStore(7)
-	m := map[string]string{}
-	for i := range 20000 {
-		m[fmt.Sprintf("key-%08d", i)] = fmt.Sprint(i)
-	}
+	m := numberedKeys(20000)
 	root := build(t, s, src, m)
 	n, err := s.load(context.Background(), root)
 	if err != nil {
@@ -219,10 +226,7 @@ func (b *batchedNodes) GetNodes(ctx context.Context, hs []cas.Hash, fn func(cas.
 func TestWalk(t *testing.T) {
 	ctx := context.Background()
 	s, src := newStore(5)
-	m := map[string]string{}
-	for i := range 20000 {
-		m[fmt.Sprintf("key-%08d", i)] = fmt.Sprint(i)
-	}
+	m := numberedKeys(20000)
 	root := build(t, s, src, m)
 	plain := New(src, Options{Seed: 5})
 	batched := &batchedNodes{memNodes: src}
@@ -280,10 +284,7 @@ func TestWalk(t *testing.T) {
 // returns it, and no callback runs after.
 func TestWalkStops(t *testing.T) {
 	s, src := newStore(5)
-	m := map[string]string{}
-	for i := range 20000 {
-		m[fmt.Sprintf("key-%08d", i)] = fmt.Sprint(i)
-	}
+	m := numberedKeys(20000)
 	root := build(t, s, src, m)
 	st := New(&batchedNodes{memNodes: src}, Options{Seed: 5})
 	stop := errors.New("stop")

@@ -142,12 +142,8 @@ func wsTarItems(t *testing.T, f *vfs.FS, root string) []tarItem {
 	ctx := context.Background()
 	var out []tarItem
 	seen := map[uint64]string{}
-	var visit func(p, name string)
-	visit = func(p, name string) {
-		fi, err := f.Lstat(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	visit := func(p, name string, fi fs.FileInfo) {
+		var err error
 		a := fi.Sys().(*vfs.Attr)
 		it := tarItem{
 			Name: name, Typeflag: tar.TypeReg, Mode: int64(vfs.UnixMode(fi.Mode())), Uid: int(a.Uid), Gid: int(a.Gid),
@@ -176,32 +172,15 @@ func wsTarItems(t *testing.T, f *vfs.FS, root string) []tarItem {
 		if name != "." {
 			out = append(out, it)
 		}
-		if !fi.IsDir() {
-			return
-		}
-		des, err := f.ReadDir(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, de := range des {
-			cp, cn := de.Name(), de.Name()
-			if p != "." {
-				cp = p + "/" + cp
-			}
-			if name != "." {
-				cn = name + "/" + cn
-			}
-			visit(cp, cn)
-		}
 	}
 	fi, err := f.Stat(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi.IsDir() {
-		visit(root, ".")
+		walkWS(t, f, root, ".", visit)
 	} else {
-		visit(root, fi.Name())
+		walkWS(t, f, root, fi.Name(), visit)
 	}
 	return out
 }

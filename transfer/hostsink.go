@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/forkspace/forkspace/vfs"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkspace/forkspace/vfs"
 )
 
 // hostSink writes entries under a host directory through directory

@@ -133,12 +133,8 @@ func wsTree(t *testing.T, f *vfs.FS, root string) tree {
 	ctx := context.Background()
 	out := tree{}
 	groups := map[string][]string{}
-	var visit func(p, rel string)
-	visit = func(p, rel string) {
-		fi, err := f.Lstat(ctx, p)
-		if err != nil {
-			t.Fatalf("lstat %s: %v", p, err)
-		}
+	walkWS(t, f, root, ".", func(p, rel string, fi fs.FileInfo) {
+		var err error
 		a := fi.Sys().(*vfs.Attr)
 		n := node{Type: typeOf(fi.Mode()), Mode: bits(fi.Mode()), Mtime: fi.ModTime().UnixNano(), UID: int(a.Uid), GID: int(a.Gid)}
 		switch n.Type {
@@ -163,26 +159,39 @@ func wsTree(t *testing.T, f *vfs.FS, root string) tree {
 			groups[k] = append(groups[k], rel)
 		}
 		out[rel] = n
-		if n.Type == "dir" {
-			des, err := f.ReadDir(ctx, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, de := range des {
-				cp, cr := de.Name(), de.Name()
-				if p != "." {
-					cp = p + "/" + cp
-				}
-				if rel != "." {
-					cr = rel + "/" + cr
-				}
-				visit(cp, cr)
-			}
-		}
-	}
-	visit(root, ".")
+	})
 	linkGroups(out, groups)
 	return out
+}
+
+// walkWS calls fn for p, named rel, and everything beneath it in f,
+// parents first (rel "." stays the root's own name: its children are
+// named from there).
+func walkWS(t *testing.T, f *vfs.FS, p, rel string, fn func(p, rel string, fi fs.FileInfo)) {
+	t.Helper()
+	ctx := context.Background()
+	fi, err := f.Lstat(ctx, p)
+	if err != nil {
+		t.Fatalf("lstat %s: %v", p, err)
+	}
+	fn(p, rel, fi)
+	if !fi.IsDir() {
+		return
+	}
+	des, err := f.ReadDir(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		cp, cr := de.Name(), de.Name()
+		if p != "." {
+			cp = p + "/" + cp
+		}
+		if rel != "." {
+			cr = rel + "/" + cr
+		}
+		walkWS(t, f, cp, cr, fn)
+	}
 }
 
 // failer is what tree helpers need of *testing.T and *rapid.T.
