@@ -26,8 +26,13 @@ type Plan struct {
 	// a writer uses them again first).
 	Garbage Counts `json:"garbage"`
 	// Young counts unreachable objects kept because they are younger than
-	// the grace period or used by a recent upload intent.
+	// the grace period or named by an upload intent released since its
+	// start.
 	Young Counts `json:"young"`
+	// Held counts unreachable objects kept because an upload still in
+	// progress (a pending intent: an import, a large write) names them;
+	// its commit will reach them, or its expiry free them.
+	Held Counts `json:"held"`
 	// Nodes, Bodies and Blobs are the garbage, by hash.
 	Nodes  []cas.Hash `json:"-"`
 	Bodies []cas.Hash `json:"-"`
@@ -102,18 +107,21 @@ func listIDs(ctx context.Context, blobs blob.Store) <-chan listing {
 }
 
 // sortObjects sorts the stored objects of kind k that marked lacks into
-// garbage (touched before the cutoff, returned) and young (touched since,
-// or held).
+// garbage (touched before the cutoff, returned), held (named by a pending
+// intent) and young (touched since).
 func (p *Plan) sortObjects(k kind, stored []meta.ObjectInfo, marked map[cas.Hash]int64, held map[cas.Hash]bool) []cas.Hash {
 	var garbage []cas.Hash
 	for _, oi := range stored {
 		if _, ok := marked[oi.Hash]; ok {
 			continue
 		}
-		if oi.TouchedAt.Before(p.Cutoff) && !held[oi.Hash] {
+		switch {
+		case held[oi.Hash]:
+			p.Held.add(k, oi.Size)
+		case oi.TouchedAt.Before(p.Cutoff):
 			garbage = append(garbage, oi.Hash)
 			p.Garbage.add(k, oi.Size)
-		} else {
+		default:
 			p.Young.add(k, oi.Size)
 		}
 	}
@@ -134,19 +142,23 @@ func pendingIntents(s *snapshot) map[cas.Hash]bool {
 	return held
 }
 
-// listBlobs sorts the stored blobs the roots do not reach into garbage and
-// young. A blob of a pending intent is a root; one with an intent created
-// since the cutoff was used recently. From a listing of addresses alone
+// listBlobs sorts the stored blobs the roots do not reach into garbage,
+// held and young. A blob of a pending intent is a root (held); one with an
+// intent created since the cutoff was used recently (young). From a listing of addresses alone
 // (listIDs), only the unreached blobs are asked their size and time.
 func (p *Plan) listBlobs(ctx context.Context, s *snapshot, m *marker, listed <-chan listing) error {
-	held := map[cas.Hash]bool{}
+	held, recent := pendingIntents(s), map[cas.Hash]bool{}
 	for _, in := range s.intents {
-		if !in.Released || !in.CreatedAt.Before(p.Cutoff) {
-			held[in.Hash] = true
+		if !in.CreatedAt.Before(p.Cutoff) {
+			recent[in.Hash] = true
 		}
 	}
 	classify := func(bi blob.Info) {
-		if held[bi.ID] || !bi.ModTime.Before(p.Cutoff) {
+		switch {
+		case held[bi.ID]:
+			p.Held.add(kindBlob, bi.Size)
+			return
+		case recent[bi.ID] || !bi.ModTime.Before(p.Cutoff):
 			p.Young.add(kindBlob, bi.Size)
 			return
 		}

@@ -374,6 +374,7 @@ type GCResult struct {
 	Reachable    gc.Counts `json:"reachable"`
 	Garbage      gc.Counts `json:"garbage"`
 	Young        gc.Counts `json:"young"`
+	Held         gc.Counts `json:"held"`
 	Reclaimed    gc.Counts `json:"reclaimed"`
 }
 

@@ -908,7 +908,7 @@ func (l *Local) GC(ctx context.Context, r GCRequest) (GCResult, error) {
 	}
 	return GCResult{
 		DryRun: rep.DryRun, GraceSeconds: rep.Grace.Seconds(),
-		Reachable: rep.Plan.Reachable, Garbage: rep.Plan.Garbage, Young: rep.Plan.Young, Reclaimed: rep.Reclaimed,
+		Reachable: rep.Plan.Reachable, Garbage: rep.Plan.Garbage, Young: rep.Plan.Young, Held: rep.Plan.Held, Reclaimed: rep.Reclaimed,
 	}, nil
 }
 

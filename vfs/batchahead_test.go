@@ -69,17 +69,21 @@ var aheadCases = []struct {
 	{"folded", vfs.Options{FoldRows: 64}, true},
 }
 
-// collect runs a collection with no grace and returns what it deleted.
-func collect(t *testing.T, ctx context.Context, e *env) gc.Counts {
+// collect runs a collection with no grace and returns what it deleted and
+// what it kept for uploads in progress.
+func collect(t *testing.T, ctx context.Context, e *env) (deleted, held gc.Counts) {
 	t.Helper()
 	blobs, err := fileblob.Open(filepath.Join(e.dir, "blobs"))
 	must(t, err)
 	defer blobs.Close()
 	p, err := gc.NewPlan(ctx, gc.Deps{Meta: e.deps.Meta, Blobs: blobs, KV: e.deps.KV}, gc.Options{Grace: gc.NoGrace, Logger: slog.New(slog.DiscardHandler)})
 	must(t, err)
+	if p.Young != (gc.Counts{}) {
+		t.Fatalf("with no grace the plan keeps %+v as young", p.Young)
+	}
 	got, err := p.Execute(ctx)
 	must(t, err)
-	return got
+	return got, p.Held
 }
 
 // TestBatchStoresBodiesAhead: a batch holding more than 16 MiB of inline
@@ -107,8 +111,12 @@ func TestBatchStoresBodiesAhead(t *testing.T) {
 				if _, err := f.Stat(ctx, "d0"); !errors.Is(err, fs.ErrNotExist) {
 					t.Fatalf("the parent sees d0 before the commit: %v", err)
 				}
-				if got := collect(t, ctx, e); got.Bodies != 0 || got.Nodes != 0 {
+				got, held := collect(t, ctx, e)
+				if got.Bodies != 0 || got.Nodes != 0 {
 					t.Fatalf("a collection during the batch deleted %d inline bodies and %d nodes", got.Bodies, got.Nodes)
+				}
+				if held.Bodies < aheadFiles/2 || (held.Nodes > 0) != c.folded {
+					t.Fatalf("the plan during the batch holds %d bodies and %d nodes for it", held.Bodies, held.Nodes)
 				}
 				return nil
 			})
@@ -154,7 +162,7 @@ func TestBatchStoredAheadFails(t *testing.T) {
 			if _, err := f.Stat(ctx, "d0"); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("a failed batch left d0: %v", err)
 			}
-			if got := collect(t, ctx, e); got.Bodies < aheadFiles/2 || (got.Nodes > 0) != c.folded {
+			if got, _ := collect(t, ctx, e); got.Bodies < aheadFiles/2 || (got.Nodes > 0) != c.folded {
 				t.Fatalf("the collection after a failed batch deleted %d bodies and %d nodes, want its stored ones", got.Bodies, got.Nodes)
 			}
 			if n := stored(t, ctx, e.deps.Meta, meta.Tx.InlineBodies); n != before {
@@ -177,8 +185,8 @@ func TestBatchStoredAheadFails(t *testing.T) {
 			if err != nil || len(ents) != 0 {
 				t.Fatalf("after a crash mid-batch the root holds %d entries (%v)", len(ents), err)
 			}
-			if got := collect(t, ctx, e); got.Bodies != 0 || got.Nodes != 0 {
-				t.Fatalf("a collection deleted %d bodies and %d nodes held by a pending intent", got.Bodies, got.Nodes)
+			if got, held := collect(t, ctx, e); got.Bodies != 0 || got.Nodes != 0 || held.Bodies < aheadFiles/2 {
+				t.Fatalf("a collection deleted %d bodies and %d nodes held by a pending intent (it counts %d held)", got.Bodies, got.Nodes, held.Bodies)
 			}
 		})
 	}

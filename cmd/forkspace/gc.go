@@ -58,6 +58,9 @@ func gcCmd(a *app) *cobra.Command {
 			if out.Young.Objects() > 0 {
 				fmt.Fprintf(a.stdout, "kept (within %s grace) %s\n", time.Duration(out.GraceSeconds*float64(time.Second)), countsString(out.Young))
 			}
+			if out.Held.Objects() > 0 {
+				fmt.Fprintf(a.stdout, "kept (uploads in progress) %s\n", countsString(out.Held))
+			}
 			return nil
 		},
 	}
