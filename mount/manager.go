@@ -193,13 +193,17 @@ func (m *Manager) build(ctx context.Context, mt *mounted) (Mount, Strategy, erro
 
 // CheckWrite refuses mutations under read-only mounts
 // (errdefs.ErrReadOnly) and of a mount root itself (errdefs.ErrReadOnly
-// too: the mount point is not the workspace's to remove or replace).
-// Under a read-write mount it records the path's state before its first
-// change, the precondition of its write-back.
+// too: the mount point is not the workspace's to remove or replace), but
+// for its attributes under a read-write mount (like any directory's, they
+// stay in the workspace: write-back carries contents). Under a read-write
+// mount it records the path's state before its first change, the
+// precondition of its write-back.
 func (m *Manager) CheckWrite(op, name string) error {
 	mt, rel, ok := m.match(name)
 	switch {
 	case !ok:
+		return nil
+	case rel == "." && mt.spec.Options.Mode == ReadWrite && attrOps[op] && mt.indexFailure() == nil:
 		return nil
 	case rel == ".":
 		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %s is a mount point", errdefs.ErrReadOnly, mt.spec.Root)}
@@ -211,6 +215,13 @@ func (m *Manager) CheckWrite(op, name string) error {
 		m.wb.see(context.Background(), mt, rel)
 	}
 	return nil
+}
+
+// attrOps are the operations (vfs's names) that change only a path's
+// attributes.
+var attrOps = map[string]bool{
+	"chmod": true, "chown": true, "lchown": true, "chtimes": true, "lchtimes": true,
+	"setxattr": true, "removexattr": true,
 }
 
 // Changed records a mutation under a read-write mount for write-back.

@@ -207,8 +207,51 @@ func TestReadOnly(t *testing.T) {
 	if err := f.RemoveAll(ctx, "data"); !errors.Is(err, errdefs.ErrReadOnly) {
 		t.Errorf("remove the mount root: %v, want errdefs.ErrReadOnly", err)
 	}
+	if err := f.Chmod(ctx, "data", 0o700); !isReadOnly(err) {
+		t.Errorf("chmod of a read-only mount root: %v, want errdefs.ErrReadOnly", err)
+	}
+	if err := f.MkdirAll(ctx, "data", 0o755); err != nil {
+		t.Errorf("mkdir -p of a read-only mount root (it exists): %v", err)
+	}
 	if read(t, f, "data/a") != "1" || src.puts.Load()+src.deletes.Load() != 0 {
 		t.Fatal("a refused write changed something")
+	}
+}
+
+// TestReadWriteRoot: the root of a read-write mount is a directory like
+// any other but for its place — it cannot be removed, renamed or replaced
+// — so mkdir -p of it, and changes of its attributes, work (and write
+// nothing back to the source).
+func TestReadWriteRoot(t *testing.T) {
+	src := newSource(map[string]string{"a": "1"})
+	s := mounttest.NewStore(t)
+	f := s.Create("ws")
+	s.Attach(f, "ws", []mount.Spec{rwSpec(src, mount.Debounce, 10)}, nil)
+	ok(t, f.MkdirAll(ctx, "data", 0o755))
+	ok(t, f.MkdirAll(ctx, "data/new/sub", 0o755))
+	ok(t, f.Chmod(ctx, "data", 0o750))
+	when := time.Date(2020, 1, 2, 3, 4, 5, 6, time.UTC)
+	ok(t, f.Chtimes(ctx, "data", when, when))
+	ok(t, f.Lchown(ctx, "data", 0, 0))
+	ok(t, f.Lchtimes(ctx, "data", when, when))
+	ok(t, f.Setxattr(ctx, "data", "user.k", []byte("v")))
+	fi, err := f.Stat(ctx, "data")
+	ok(t, err)
+	if fi.Mode().Perm() != 0o750 || !fi.ModTime().Equal(when) {
+		t.Fatalf("the root after chmod and chtimes: %v %v", fi.Mode(), fi.ModTime())
+	}
+	for name, op := range map[string]func() error{
+		"remove":    func() error { return f.Remove(ctx, "data") },
+		"removeall": func() error { return f.RemoveAll(ctx, "data") },
+		"rename":    func() error { return f.Rename(ctx, "data", "moved") },
+		"mkdir":     func() error { return f.Mkdir(ctx, "data", 0o755) },
+	} {
+		if err := op(); err == nil {
+			t.Errorf("%s of the mount root succeeded", name)
+		}
+	}
+	if read(t, f, "data/a") != "1" || src.deletes.Load() != 0 {
+		t.Fatal("the root's attributes changed the source")
 	}
 }
 

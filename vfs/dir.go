@@ -34,13 +34,17 @@ func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
 }
 
 // MkdirAll creates directory name and any missing parents, all in one
-// atomic mutation. An existing directory (or a link to one) is fine; an
-// existing non-directory is errdefs.ErrNotDir, a dangling link
-// fs.ErrExist.
+// atomic mutation. An existing directory (or a link to one) is fine, and
+// changes nothing — so it is fine too where nothing may be changed: a
+// mount root, a read-only mount or checkpoint; an existing non-directory
+// is errdefs.ErrNotDir, a dangling link fs.ErrExist.
 func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error {
 	const op = "mkdir"
 	if err := validPath(op, name); err != nil {
 		return err
+	}
+	if fi, err := f.Stat(ctx, name); err == nil && fi.IsDir() {
+		return nil
 	}
 	return f.update(ctx, op, name, func(t *txn) error {
 		comps := splitPath(name)

@@ -24,6 +24,7 @@ func TestCLIThroughServer(t *testing.T) {
 		"GCFsckDf":              TestGCFsckDf,
 		"MountCommands":         TestMountCommands,
 		"MountConflictCommands": TestMountConflictCommands,
+		"MountRootCommands":     TestMountRootCommands,
 		"ExecPullRefused":       TestExecPullRefused,
 		"DeleteRemovesWorkDir":  TestDeleteRemovesWorkDir,
 		"MergeCommands":         TestMergeCommands,

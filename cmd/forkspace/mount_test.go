@@ -1,8 +1,12 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,4 +113,53 @@ func TestMountConflictCommands(t *testing.T) {
 func fileHolds(p, want string) bool {
 	b, err := os.ReadFile(p)
 	return err == nil && string(b) == want
+}
+
+// TestMountRootCommands: the root of a read-write mount behaves like any
+// directory through the CLI — 'mkdir -p' of it succeeds, and an import
+// into it (a tar stream of 'tar -C DIR -c .', whose "./" entry sets the
+// root's mode and times) lands and is written back to the source — while
+// a read-only mount refuses the import with exit 7 and keeps its root.
+func TestMountRootCommands(t *testing.T) {
+	c := newCLI(t)
+	c.ok(nil, "init")
+	host := t.TempDir()
+	c.ok(nil, "workspace", "create", "w", "--mount", "/h=file://"+host+"?mode=rw", "--mount", "/r=file://"+host+"?mode=ro")
+	c.ok(nil, "-w", "w", "mkdir", "-p", "/h")
+	c.ok(nil, "-w", "w", "mkdir", "-p", "/r")
+	stream := tarOf(t, map[string]string{"./": "", "./in.txt": "imported\n"})
+	c.ok(stream, "-w", "w", "import", "-", "--to", "/h")
+	if got := c.ok(nil, "-w", "w", "cat", "/h/in.txt"); got != "imported\n" {
+		t.Fatalf("imported file: %q", got)
+	}
+	c.ok(nil, "-w", "w", "mount", "flush")
+	if !fileHolds(filepath.Join(host, "in.txt"), "imported\n") {
+		t.Fatal("the import into the mount root was not written back")
+	}
+	c.fails(exitReadOnly, stream, "-w", "w", "import", "-", "--to", "/r")
+	c.fails(exitReadOnly, nil, "-w", "w", "rm", "-r", "/h")
+}
+
+// tarOf returns a tar stream of entries (a name ending in "/" is a
+// directory of mode 0755, any other a file of mode 0644 holding its value).
+func tarOf(t *testing.T, entries map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(entries[name]))}
+		if strings.HasSuffix(name, "/") {
+			h = &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755}
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(entries[name])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
