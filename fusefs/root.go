@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -28,9 +29,10 @@ func (s *single) stop() { s.w.stop() }
 // bits, so inodes of forks (which share numbers) stay apart.
 type multi struct {
 	gofs.Inode
-	ws     Workspaces
-	opts   *Options
-	spaces spaces
+	ws      Workspaces
+	opts    *Options
+	spaces  spaces
+	mounted time.Time // the directory's times: it changes with no store
 
 	mu     sync.Mutex
 	byName map[string]*ws
@@ -44,7 +46,7 @@ var (
 )
 
 func newMulti(w Workspaces, opts *Options) *multi {
-	return &multi{ws: w, opts: opts, byName: map[string]*ws{}}
+	return &multi{ws: w, opts: opts, byName: map[string]*ws{}, mounted: time.Now()}
 }
 
 // wsShift places a workspace's index above the inode numbers vfs
@@ -95,6 +97,7 @@ func (m *multi) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 func (m *multi) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Mode = syscall.S_IFDIR | 0o755
 	out.Nlink = 2
+	out.SetTimes(&m.mounted, &m.mounted, &m.mounted)
 	return 0
 }
 

@@ -233,7 +233,11 @@ func TestServeFuse(t *testing.T) {
 	c.ok(nil, "workspace", "create", "b")
 	c.ok([]byte("in a"), "-w", "a", "put", "-", "f")
 	dir := t.TempDir()
+	before := time.Now().Add(-time.Second)
 	d := c.start("serving MCP", "serve", "--addr", "127.0.0.1:0", "--fuse", dir)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.ModTime().Before(before) || fi.ModTime().After(time.Now()) {
+		t.Fatalf("the mount root's attributes: %v, %v (mtime should be when it was mounted)", fi, err)
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil || len(ents) != 2 || ents[0].Name() != "a" || ents[1].Name() != "b" {
 		t.Fatalf("mount root: %v, %v", ents, err)
