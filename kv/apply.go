@@ -107,6 +107,14 @@ func (b *builder) close(level int) {
 func (b *builder) emit(n *node) cas.Hash {
 	data := n.encode()
 	n.size = len(data)
+	held := 0
+	for i, k := range n.keys {
+		held += len(k)
+		if n.leaf() {
+			held += len(n.vals[i])
+		}
+	}
+	n.mem = n.footprint(held)
 	h := cas.Sum(data)
 	if !b.created[h] {
 		b.created[h] = true

@@ -7,7 +7,8 @@ import (
 	"github.com/forkspace/forkspace/cas"
 )
 
-// nodeCache is an LRU of decoded nodes bounded by their encoded size.
+// nodeCache is an LRU of decoded nodes bounded by the memory they hold
+// (node.mem): keys, values, slice headers and bookkeeping.
 type nodeCache struct {
 	mu    sync.Mutex
 	max   int64
@@ -43,12 +44,12 @@ func (c *nodeCache) add(h cas.Hash, n *node) {
 		return
 	}
 	c.items[h] = c.order.PushFront(&cacheEntry{h: h, n: n})
-	c.used += int64(n.size)
+	c.used += int64(n.mem)
 	for c.used > c.max && c.order.Len() > 1 {
 		old := c.order.Back()
 		ce := old.Value.(*cacheEntry)
 		c.order.Remove(old)
 		delete(c.items, ce.h)
-		c.used -= int64(ce.n.size)
+		c.used -= int64(ce.n.mem)
 	}
 }

@@ -27,7 +27,20 @@ type node struct {
 	keys  [][]byte
 	vals  [][]byte   // leaf only
 	kids  []cas.Hash // internal only
-	size  int        // encoded size, for cache accounting
+	size  int        // encoded size
+	mem   int        // bytes the decoded node holds, for cache accounting
+}
+
+// nodeOverhead is what a cached node costs beside its items: the struct,
+// its cache entry, list element and map slot.
+const nodeOverhead = 256
+
+// footprint returns the bytes n holds in memory given held, the bytes of
+// the buffers its keys and values live in: its slice headers and child
+// hashes besides.
+func (n *node) footprint(held int) int {
+	const header = 24 // a []byte
+	return nodeOverhead + held + header*(cap(n.keys)+cap(n.vals)) + cas.Size*cap(n.kids)
 }
 
 func (n *node) leaf() bool { return n.level == 0 }
@@ -94,8 +107,10 @@ func decodeNode(b []byte) (*node, error) {
 	}
 	var prev []byte
 	// The keys are cut from one arena (a new one when it fills) rather
-	// than allocated one by one: a leaf holds about 32.
+	// than allocated one by one: a leaf holds about 32. The values (and
+	// child hashes) stay in b.
 	var arena []byte
+	held := len(b)
 	for i := uint64(0); i < count; i++ {
 		shared, suffix := r.uvarint(), r.uvarint()
 		if r.err || shared > uint64(len(prev)) || shared+suffix > maxKeyLen {
@@ -110,6 +125,7 @@ func decodeNode(b []byte) (*node, error) {
 		}
 		if klen := int(shared + suffix); cap(arena)-len(arena) < klen {
 			arena = make([]byte, 0, max(len(b), klen))
+			held += cap(arena)
 		}
 		start := len(arena)
 		arena = append(append(arena, prev[:shared]...), tail...)
@@ -140,6 +156,7 @@ func decodeNode(b []byte) (*node, error) {
 	if len(r.b) != 0 {
 		return nil, corrupt("trailing bytes")
 	}
+	n.mem = n.footprint(held)
 	return n, nil
 }
 

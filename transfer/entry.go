@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
 // kind is the type of an entry.
@@ -83,7 +85,7 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 		}
 	}
 	m := newMeter(opts.Progress, files, bytes)
-	written := make(map[string]bool) // non-directory names written so far
+	written := make(nameSet) // non-directory names written so far
 	var pl *pipeline
 	if st, ok := dst.(storer); ok {
 		pl = newPipeline(ctx, op, st)
@@ -102,7 +104,7 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 			return errorAt(op, e.name, err)
 		}
 		if e.kind != kindDir {
-			written[e.name] = true
+			written.add(e.name)
 		}
 		m.entry()
 		return nil
@@ -145,13 +147,23 @@ func errorAt(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
+// nameSet holds names by their 64-bit hash: 8 bytes each instead of the
+// name, so a million-file transfer's set of written names takes ~10 MB
+// (the odds that a name not written hashes like one that was are 2⁻⁶⁴
+// per pair; and a hard link let through that way still names a file of
+// the target tree, never a host path).
+type nameSet map[uint64]struct{}
+
+func (s nameSet) add(name string)           { s[xxh3.HashString(name)] = struct{}{} }
+func (s nameSet) has(name string) (ok bool) { _, ok = s[xxh3.HashString(name)]; return ok }
+
 // check validates an entry's names: a clean relative path, and a hard link
 // only to a non-directory already written by this transfer.
-func check(e *entry, written map[string]bool) error {
+func check(e *entry, written nameSet) error {
 	if !validName(e.name) || (e.name == "." && e.kind != kindDir) {
 		return fmt.Errorf("%w: bad entry name", fs.ErrInvalid)
 	}
-	if e.kind == kindHardlink && !written[e.target] {
+	if e.kind == kindHardlink && !written.has(e.target) {
 		return fmt.Errorf("%w: hard link to %q, which is not an earlier entry of this transfer", fs.ErrInvalid, e.target)
 	}
 	return nil

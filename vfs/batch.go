@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"slices"
 	"sync"
 
@@ -106,7 +107,9 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 		log.acc.dropHooks()
 		return f.release(ctx, err, log.acc.intents)
 	}
-	f.changed(ctx, op, log.changed...)
+	for name := range log.changed.all() {
+		f.changed(ctx, op, name)
+	}
 	return nil
 }
 
@@ -184,7 +187,7 @@ func (f *FS) release(ctx context.Context, err error, in content.Intents) error {
 type batchLog struct {
 	mu      sync.Mutex
 	acc     txn
-	changed []string
+	changed pathList
 	// inlineBytes counts the bytes of acc.inline; err is a failed early
 	// store of them, which fails the batch.
 	inlineBytes int
@@ -194,6 +197,30 @@ type batchLog struct {
 	// head instead of staging rows.
 	foldAt int
 	folded bool
+}
+
+// pathList is a list of paths kept in one buffer, NUL after each (no
+// path holds one): a batch of a million files holds their names in
+// their bytes alone, without a string header and allocation each.
+type pathList struct{ buf []byte }
+
+func (l *pathList) add(names ...string) {
+	for _, n := range names {
+		l.buf = append(append(l.buf, n...), 0)
+	}
+}
+
+// all yields the paths in the order they were added.
+func (l *pathList) all() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for rest := l.buf; len(rest) > 0; {
+			i := bytes.IndexByte(rest, 0)
+			if !yield(string(rest[:i])) {
+				return
+			}
+			rest = rest[i+1:]
+		}
+	}
 }
 
 // aheadBytes is how many bytes of inline bodies a batch holds before it

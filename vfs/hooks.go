@@ -77,7 +77,7 @@ func (f *FS) checkWrite(ctx context.Context, op string, names ...string) error {
 func (f *FS) changed(ctx context.Context, op string, names ...string) {
 	if f.batch != nil {
 		f.batch.mu.Lock()
-		f.batch.changed = append(f.batch.changed, names...)
+		f.batch.changed.add(names...)
 		f.batch.mu.Unlock()
 		return
 	}

@@ -60,13 +60,14 @@ func TestWatch(t *testing.T) {
 	}
 	must(t, f.Batch(ctx, func(b *vfs.FS) error {
 		must(t, b.WriteFile(ctx, "c", nil, 0o644))
+		must(t, b.WriteFile(ctx, "d/ç 2", nil, 0o644))
 		if g := take(); len(g) != 0 {
 			t.Errorf("events %+v before the batch landed", g)
 		}
 		return nil
 	}))
 	must(t, f.Reset(ctx, root, nil))
-	want = []vfs.Event{{Op: "batch", Name: "c"}, {Op: "reset", Name: ".", Tree: true}}
+	want = []vfs.Event{{Op: "batch", Name: "c"}, {Op: "batch", Name: "d/ç 2"}, {Op: "reset", Name: ".", Tree: true}}
 	if g := take(); !slices.Equal(g, want) {
 		t.Fatalf("events %+v, want %+v", g, want)
 	}
