@@ -142,6 +142,22 @@ func TestFuseMount(t *testing.T) {
 	if err := d.cmd.Wait(); err != nil {
 		t.Fatalf("forkspace after umount: %v", err)
 	}
+
+	// --read-only refuses writes to a workspace; --uid and --gid show
+	// what the workspace's owner 0 owns as that user and group.
+	flagged := t.TempDir()
+	d = c.start("mounted", "fuse", "mount", "w", flagged, "--read-only", "--uid", "1234", "--gid", "4321")
+	if err := os.WriteFile(filepath.Join(flagged, "f"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("write to a --read-only mount: %v", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(flagged, "g"), &st); err != nil || st.Uid != 1234 || st.Gid != 4321 {
+		t.Fatalf("owner through --uid 1234 --gid 4321: %d:%d, %v", st.Uid, st.Gid, err)
+	}
+	d.stop()
+	if got := c.ok(nil, "-w", "w", "cat", "f"); got != "v2" {
+		t.Errorf("after the read-only mount: %q", got)
+	}
 }
 
 // TestFuseKilledDaemon: fsync'd data survives SIGKILL of the daemon, the
