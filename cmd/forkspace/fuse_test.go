@@ -91,7 +91,8 @@ func mounted(t *testing.T, dir string) bool {
 
 // TestFuseMount: 'fuse mount' serves a workspace in the foreground; a
 // write through it is in the store once close returns; SIGTERM unmounts
-// cleanly; a checkpoint mounts read-only; bad mount points and 'umount'
+// cleanly; a checkpoint mounts read-only, and so does --read-only, with
+// --uid/--gid mapping the owner; bad mount points and 'umount'
 // of a directory that is not mounted exit with their codes.
 func TestFuseMount(t *testing.T) {
 	fusetest.Require(t)
