@@ -33,7 +33,10 @@
 // What close or fsync acknowledged survives the daemon's death, as
 // before; a change followed by none of those may not (as on ext4 until
 // its journal commits).
-// A file unlinked while open stays readable through its descriptor.
+// A file or directory removed (or replaced by a rename) while open lives
+// on until its last close: its descriptors read, write, fstat, fchmod,
+// fchown and futimens it, with nlink 0, and what one writes the others
+// read (orphan.go).
 // renameat2(2) supports RENAME_NOREPLACE and RENAME_EXCHANGE. mknod
 // makes FIFOs, sockets and devices (vfs.Mknod; the kernel runs them), and
 // a virtual mount's entries (dev:) are regular files the daemon serves.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"sync/atomic"
 	"syscall"
 
@@ -24,6 +25,18 @@ type handle struct {
 // openFlags keeps the open(2) flags vfs handles.
 func openFlags(flags uint32) int {
 	return int(flags) & (vfs.O_RDONLY | vfs.O_WRONLY | vfs.O_RDWR | vfs.O_APPEND | vfs.O_TRUNC)
+}
+
+// fileFlags are openFlags for a vfs file (not a virtual one): a
+// write-only open opens it for reading too. The kernel holds the
+// descriptor to its access mode, and the file of an orphan's writer
+// serves its other descriptors' reads (orphan.go).
+func fileFlags(flags uint32) int {
+	f := openFlags(flags)
+	if f&(vfs.O_WRONLY|vfs.O_RDWR) == vfs.O_WRONLY {
+		f = f&^vfs.O_WRONLY | vfs.O_RDWR
+	}
+	return f
 }
 
 // writes reports whether flags open for writing.
@@ -60,14 +73,16 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		if err != nil {
 			return nil, 0, n.w.errno("open", err)
 		}
+		n.opens.Add(1)
 		return &handle{f: v, append: flags&syscall.O_APPEND != 0}, fuse.FOPEN_DIRECT_IO, 0
 	}
-	f, err := n.w.fs.OpenFile(ctx, p, openFlags(flags), 0)
+	f, err := n.w.fs.OpenFile(ctx, p, fileFlags(flags), 0)
 	if err != nil {
 		return nil, 0, n.w.errno("open", err)
 	}
 	h := &handle{f: f, append: flags&syscall.O_APPEND != 0}
 	n.track(h, flags)
+	n.opens.Add(1)
 	return h, fopen, 0
 }
 
@@ -78,7 +93,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	// The new inode commits with the handle's first commit (its close,
 	// for a small file): one transaction for the file, not two.
-	f, err := n.w.fs.OpenFile(vfs.WithDeferredCommit(n.creator(ctx)), p, openFlags(flags)|vfs.O_CREATE|int(flags)&vfs.O_EXCL, fileMode(mode))
+	f, err := n.w.fs.OpenFile(vfs.WithDeferredCommit(n.creator(ctx)), p, fileFlags(flags)|vfs.O_CREATE|int(flags)&vfs.O_EXCL, fileMode(mode))
 	if err != nil {
 		return nil, nil, 0, n.w.errno("create", err)
 	}
@@ -89,7 +104,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	ch := n.entry(ctx, fi, out)
 	h := &handle{f: f, append: flags&syscall.O_APPEND != 0}
-	asNode(ch.Operations()).track(h, flags|syscall.O_WRONLY)
+	cn := asNode(ch.Operations())
+	cn.track(h, flags|syscall.O_WRONLY)
+	cn.opens.Add(1)
 	return ch, h, fopen, 0
 }
 
@@ -103,6 +120,9 @@ func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off in
 	// reads the pack it is writing through descriptors of its own).
 	if err := n.syncWriters(h); err != nil {
 		return nil, n.w.errno("read", err)
+	}
+	if n.orph.Load() != nil {
+		h = n.carrier(h, false) // removed while open: one file for all
 	}
 	k, err := h.f.ReadAt(dest, off)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -120,9 +140,23 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 		k   int
 		err error
 	)
-	if h.append {
+	app := h.append
+	if n.orph.Load() != nil {
+		// Removed while open: one file carries the data of all its
+		// descriptors (orphan.go).
+		if c := n.carrier(h, true); c != h && (app || !c.append) {
+			h = c
+		}
+	}
+	switch {
+	case app && h.append:
 		k, err = h.f.Write(data)
-	} else {
+	case app:
+		var fi fs.FileInfo
+		if fi, err = h.f.Stat(); err == nil {
+			k, err = h.f.WriteAt(data, fi.Size())
+		}
+	default:
 		k, err = h.f.WriteAt(data, off)
 	}
 	h.wrote.Store(true)
@@ -179,6 +213,10 @@ func (n *node) Release(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	n.mu.Lock()
 	delete(n.open, h)
 	n.mu.Unlock()
+	n.opens.Add(-1)
+	if n.releaseOrphan(h) {
+		return 0 // carries the data of the orphan's other descriptors
+	}
 	// Flush committed (and reported) the writes; what a failed Flush
 	// kept buffered is discarded here, as its error said.
 	_ = h.f.Close()
@@ -192,6 +230,9 @@ func (n *node) Allocate(ctx context.Context, fh gofs.FileHandle, off uint64, siz
 	h, ok := fh.(*handle)
 	if !ok {
 		return syscall.EBADF
+	}
+	if n.orph.Load() != nil {
+		h = n.carrier(h, true) // removed while open (orphan.go)
 	}
 	switch mode {
 	case 0:

@@ -207,6 +207,10 @@ type node struct {
 
 	mu   sync.Mutex
 	open map[*handle]struct{} // handles open for writing
+	// opens counts the open handles, orph is set once n is removed
+	// while open (orphan.go).
+	opens atomic.Int32
+	orph  atomic.Pointer[orphan]
 	// unsettled: Setattr deferred changes a close must make durable.
 	unsettled atomic.Bool
 }
@@ -389,6 +393,12 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 	if h == nil {
 		h, _ = fh.(*handle)
 	}
+	if o := n.orph.Load(); o != nil {
+		if h != nil {
+			h = n.carrier(h, false)
+		}
+		return n.orphanAttr(o, h, &out.Attr)
+	}
 	if h != nil {
 		fi, err := h.f.Stat()
 		if err != nil {
@@ -466,6 +476,9 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	}
 	p, perr := n.path()
 	h, _ := fh.(*handle)
+	if o := n.orph.Load(); o != nil && perr != nil {
+		return n.setOrphan(o, h, in, out)
+	}
 	if perr != nil && h == nil {
 		return syscall.ENOENT
 	}
@@ -657,8 +670,12 @@ func (n *node) remove(ctx context.Context, op, name string) syscall.Errno {
 	if e != 0 {
 		return e
 	}
+	ch, fi := n.removing(ctx, name, p)
 	if err := n.w.fs.Remove(vfs.WithDeferredCommit(ctx), p); err != nil {
 		return n.w.errno(op, err)
+	}
+	if ch != nil {
+		ch.removed(fi)
 	}
 	return 0
 }
@@ -681,6 +698,15 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	if e != 0 {
 		return e
 	}
+	// A file replaced while open is an orphan (orphan.go); not when the
+	// two names are links of one file, which rename leaves alone.
+	var (
+		ch  *node
+		cfi fs.FileInfo
+	)
+	if flags == 0 && np.GetChild(newName) != n.GetChild(name) {
+		ch, cfi = np.removing(ctx, newName, p)
+	}
 	var err error
 	switch flags {
 	case renameNoReplace:
@@ -692,6 +718,9 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	}
 	if err != nil {
 		return n.w.errno("rename", err)
+	}
+	if ch != nil {
+		ch.removed(cfi)
 	}
 	return 0
 }
