@@ -18,6 +18,7 @@ import (
 	"github.com/forkspace/forkspace"
 	"github.com/forkspace/forkspace/audit"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/fusefs/posixsuite"
 	"github.com/forkspace/forkspace/internal/pgtest"
 )
 
@@ -29,6 +30,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	posixsuite.ServeChild() // a child of posix_test.go: one op as another user
 	dir, err := os.MkdirTemp("", "forkspace-cli-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -45,6 +47,7 @@ func TestMain(m *testing.M) {
 	}
 	code := pgtest.Run(m) // a PostgreSQL server for pgmeta_test.go
 	os.RemoveAll(dir)
+	posixsuite.Cleanup()
 	os.Exit(code)
 }
 
