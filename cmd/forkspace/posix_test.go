@@ -40,3 +40,37 @@ func TestServeFusePOSIX(t *testing.T) {
 	c.start("serving MCP", "serve", "--addr", "127.0.0.1:0", "--fuse", dir, "--fuse-allow-other")
 	posixsuite.Run(t, filepath.Join(dir, "w"))
 }
+
+// TestFusePOSIXReadOnly runs the suite's read-only cases (EROFS for every
+// change, reads still served) on a --read-only mount, a checkpoint's
+// mount and a checkpoint under .forkspace/checkpoints of a live mount.
+func TestFusePOSIXReadOnly(t *testing.T) {
+	fusetest.Require(t)
+	if os.Geteuid() != 0 {
+		citest.Missing(t, "the POSIX suite needs root")
+	}
+	c := newCLI(t)
+	c.ok(nil, "workspace", "create", "w")
+	dir := t.TempDir()
+	d := c.start("mounted", "fuse", "mount", "w", dir)
+	posixsuite.ReadOnlyFixture(t, dir)
+	d.stop()
+	c.ok(nil, "-w", "w", "checkpoint", "cp")
+
+	for _, m := range []struct {
+		name string
+		args []string
+		sub  string
+	}{
+		{"read-only", []string{"w", "--read-only"}, ""},
+		{"checkpoint", []string{"w@cp"}, ""},
+		{"checkpoints-dir", []string{"w"}, ".forkspace/checkpoints/cp"},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			dir := t.TempDir()
+			d := c.start("mounted", append(append([]string{"fuse", "mount"}, m.args[0], dir), m.args[1:]...)...)
+			posixsuite.RunReadOnly(t, filepath.Join(dir, m.sub))
+			d.stop()
+		})
+	}
+}

@@ -27,9 +27,15 @@
 // Every case asserts something: an errno, or the resulting state (mode,
 // owner, size, link count, times, contents). What this kernel cannot
 // check is left out, never counted as passing: EFAULT (Go passes valid
-// pointers), ENOSPC and EDQUOT (fusefs has its own quota tests), EROFS
-// (fusefs tests read-only mounts), EMLINK, ETXTBSY, and the chflags(2)
-// flags of BSD, which Linux lacks.
+// pointers), ENOSPC and EDQUOT (fusefs has its own quota tests), EMLINK,
+// ETXTBSY, and the chflags(2) flags of BSD, which Linux lacks.
+//
+// EROFS has its own entry points, since it needs a read-only file system
+// holding a known tree: ReadOnlyFixture makes the tree, RunReadOnly
+// checks that every change is refused (EROFS, or EEXIST where Linux
+// finds that first) and reads still work. TestHostFSReadOnly runs it on
+// a read-only bind mount; cmd/forkspace on a --read-only mount, a
+// checkpoint's mount and .forkspace/checkpoints/<label>.
 //
 // # Other users
 //
@@ -43,7 +49,7 @@
 // # Running it alone
 //
 //	go test ./fusefs/posixsuite                    # on the host's file system
-//	go test ./cmd/forkspace -run 'FusePOSIX$'      # through the mounts (root, /dev/fuse)
+//	go test ./cmd/forkspace -run 'FusePOSIX'       # through the mounts (root, /dev/fuse)
 //
 // Run(t, dir) takes any empty directory, so the suite also runs against
 // another file system mounted by hand. Without root (or FUSE) the tests

@@ -166,6 +166,21 @@ func resizeCases(r resize) []tcase {
 			}
 			t.changed(t.p("f"), c, r.name)
 		}},
+		tcase{"largest-size", func(t *T) {
+			// 2^63-1 is past ext4's largest file (EFBIG) and is FUSE's
+			// (the kernel's MAX_LFS_FILESIZE): either refuse it, leaving
+			// the file alone, or make the file that large.
+			t.file(t.p("f"), 0o644, Root, "data")
+			switch got := r.do(t, Root, t.p("f"), 1<<63-1); got {
+			case "0":
+				t.size(t.p("f"), 1<<63-1)
+				readAt(t, t.p("f"), 0, "data\x00")
+			case "EFBIG", "EINVAL":
+				t.size(t.p("f"), 4)
+			default:
+				t.Errorf("%s to 2^63-1: %s, want 0, EFBIG or EINVAL", r.name, got)
+			}
+		}},
 		tcase{"EINVAL-negative", func(t *T) {
 			t.file(t.p("f"), 0o644, Root, "data")
 			if got := r.do(t, Root, t.p("f"), -1); got != "EINVAL" {
