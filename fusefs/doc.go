@@ -20,7 +20,11 @@
 // is visible to every other surface and survives the death of the
 // daemon, and fsync(2) also waits for the disk, so the data survives a
 // power loss (docs/decisions/021). A read sees what other descriptors of
-// the file wrote: their writes are committed first.
+// the file wrote: their writes are committed first. Likewise before a
+// descriptor writes, and a descriptor that another's commit (or a
+// truncate by path, an open with O_TRUNC) left behind starts over the
+// latest contents (coherence.go): two descriptors writing one file, two
+// appenders of one log included, never undo each other's writes.
 //
 // A create, mkdir, symlink or mknod, an unlink or rmdir, and the
 // attributes set on a file open for writing (tar sets times, owner and

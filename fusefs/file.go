@@ -20,6 +20,8 @@ type handle struct {
 	f      file
 	append bool        // O_APPEND: every write goes to the end
 	wrote  atomic.Bool // written since opened (its size is the file's)
+	dirty  atomic.Bool // holds writes not committed yet (coherence.go)
+	seen   uint64      // node.gen h is current with (node.mu)
 }
 
 // openFlags keeps the open(2) flags vfs handles.
@@ -54,6 +56,7 @@ func (n *node) track(h *handle, flags uint32) {
 		n.open = map[*handle]struct{}{}
 	}
 	n.open[h] = struct{}{}
+	h.seen = n.gen
 	n.mu.Unlock()
 }
 
@@ -76,9 +79,19 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		n.opens.Add(1)
 		return &handle{f: v, append: flags&syscall.O_APPEND != 0}, fuse.FOPEN_DIRECT_IO, 0
 	}
+	trunc := flags&syscall.O_TRUNC != 0
+	if trunc {
+		// The writes other descriptors made come before the truncate.
+		if err := n.flushOthers(nil); err != nil {
+			return nil, 0, n.w.errno("open", err)
+		}
+	}
 	f, err := n.w.fs.OpenFile(ctx, p, fileFlags(flags), 0)
 	if err != nil {
 		return nil, 0, n.w.errno("open", err)
+	}
+	if trunc {
+		n.committed(nil)
 	}
 	h := &handle{f: f, append: flags&syscall.O_APPEND != 0}
 	n.track(h, flags)
@@ -123,6 +136,10 @@ func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off in
 	}
 	if n.orph.Load() != nil {
 		h = n.carrier(h, false) // removed while open: one file for all
+	} else if h.wrote.Load() {
+		if err := n.current(h); err != nil {
+			return nil, n.w.errno("read", err)
+		}
 	}
 	k, err := h.f.ReadAt(dest, off)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -147,6 +164,8 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 		if c := n.carrier(h, true); c != h && (app || !c.append) {
 			h = c
 		}
+	} else if err := n.beforeWrite(h); err != nil {
+		return 0, n.w.errno("write", err)
 	}
 	switch {
 	case app && h.append:
@@ -160,6 +179,7 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 		k, err = h.f.WriteAt(data, off)
 	}
 	h.wrote.Store(true)
+	h.dirty.Store(true)
 	if err != nil {
 		return uint32(k), n.w.errno("write", err)
 	}
@@ -178,6 +198,7 @@ func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	if err := h.f.Flush(); err != nil {
 		return n.w.errno("flush", err)
 	}
+	n.afterCommit(h)
 	// Attributes set while the file was open were deferred behind the
 	// handle's writes (Setattr): they are durable when close returns.
 	if n.unsettled.Swap(false) {
@@ -202,6 +223,7 @@ func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) sysc
 	if err := h.f.Sync(); err != nil {
 		return n.w.errno("fsync", err)
 	}
+	n.afterCommit(h)
 	return 0
 }
 
@@ -233,6 +255,8 @@ func (n *node) Allocate(ctx context.Context, fh gofs.FileHandle, off uint64, siz
 	}
 	if n.orph.Load() != nil {
 		h = n.carrier(h, true) // removed while open (orphan.go)
+	} else if err := n.beforeWrite(h); err != nil {
+		return n.w.errno("fallocate", err)
 	}
 	switch mode {
 	case 0:
@@ -247,6 +271,7 @@ func (n *node) Allocate(ctx context.Context, fh gofs.FileHandle, off uint64, siz
 	}
 	if end := int64(off + size); end > fi.Size() {
 		h.wrote.Store(true)
+		h.dirty.Store(true)
 		if err := h.f.Truncate(end); err != nil {
 			return n.w.errno("fallocate", err)
 		}

@@ -211,6 +211,7 @@ type node struct {
 	// while open (orphan.go).
 	opens atomic.Int32
 	orph  atomic.Pointer[orphan]
+	gen   uint64 // commits to n's contents through the mount (coherence.go; mu)
 	// unsettled: Setattr deferred changes a close must make durable.
 	unsettled atomic.Bool
 }
@@ -392,6 +393,12 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 	h := n.writer()
 	if h == nil {
 		h, _ = fh.(*handle)
+		if h != nil && h.wrote.Load() && n.orph.Load() == nil {
+			// Its buffer may be older than another commit (coherence.go).
+			if err := n.current(h); err != nil {
+				return n.w.errno("fstat", err)
+			}
+		}
 	}
 	if o := n.orph.Load(); o != nil {
 		if h != nil {
@@ -427,12 +434,18 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 func (n *node) writer() *handle {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	// The handle with writes not committed yet, if any; else one that
+	// wrote and is current (coherence.go): another is stale.
+	var current *handle
 	for h := range n.open {
-		if h.wrote.Load() {
+		if h.dirty.Load() {
 			return h
 		}
+		if current == nil && h.wrote.Load() && h.seen == n.gen {
+			current = h
+		}
 	}
-	return nil
+	return current
 }
 
 // wroteHandles returns n's open handles but except that have written.
@@ -459,6 +472,7 @@ func (n *node) syncWriters(except *handle) error {
 		if err := h.f.Flush(); err != nil && !h.f.Poisoned() {
 			return err
 		}
+		n.afterCommit(h)
 	}
 	return nil
 }
@@ -511,11 +525,20 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		var err error
 		switch {
 		case h != nil:
-			err = h.f.Truncate(int64(size))
+			if err = n.beforeWrite(h); err == nil {
+				err = h.f.Truncate(int64(size))
+				h.wrote.Store(true)
+				h.dirty.Store(true)
+			}
 		case fsys.IsVirtual(p):
 			err = truncateVirtual(ctx, fsys, p, int64(size))
 		default:
-			err = fsys.Truncate(ctx, p, int64(size))
+			// After the writes open descriptors made, which would
+			// otherwise bring the cut bytes back (coherence.go).
+			if err = n.flushOthers(nil); err == nil {
+				err = fsys.Truncate(ctx, p, int64(size))
+				n.committed(nil)
+			}
 		}
 		if err != nil {
 			return n.w.errno("truncate", err)
@@ -552,6 +575,7 @@ func (n *node) stageWriters() error {
 		if err := h.f.Stage(); err != nil && !h.f.Poisoned() {
 			return err
 		}
+		n.afterCommit(h)
 	}
 	return nil
 }

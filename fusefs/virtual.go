@@ -22,6 +22,7 @@ type file interface {
 	Close() error
 	Stat() (fs.FileInfo, error)
 	Poisoned() bool
+	Rebase() error
 }
 
 var _ file = (*vfs.File)(nil)
@@ -123,6 +124,9 @@ func (v *virtualFile) Stat() (fs.FileInfo, error) { return v.fs.Stat(v.ctx, v.na
 // Poisoned is false: a virtual file's writes do not fail, and a failed
 // Sync keeps them for a retry.
 func (v *virtualFile) Poisoned() bool { return false }
+
+// Rebase has nothing to do: a virtual file's buffer is written whole.
+func (v *virtualFile) Rebase() error { return nil }
 
 // truncateVirtual resizes virtual file p (open(O_TRUNC) without a handle).
 func truncateVirtual(ctx context.Context, fsys *vfs.FS, p string, size int64) error {

@@ -506,6 +506,26 @@ func (h *File) checkGrowth(size int64) error {
 	return nil
 }
 
+// Rebase drops the handle's buffer when everything in it is committed,
+// so that its next read or write starts over the file's latest committed
+// contents: a commit another handle made since this one's is then seen,
+// and kept by this one's next commit instead of replaced. With writes not
+// committed yet it changes nothing (dropping them would lose them; the
+// caller commits first). A FUSE mount calls it on a descriptor when
+// another descriptor of the file has committed since this one last did.
+func (h *File) Rebase() error {
+	if err := h.begin("rebase"); err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	if h.draft == nil || h.draft.Dirty() || h.pending != nil {
+		return nil
+	}
+	h.draft.Discard()
+	h.draft = nil
+	return nil
+}
+
 // Truncate changes the file's size in the handle's buffer (committed by
 // Sync or Close).
 func (h *File) Truncate(size int64) error {

@@ -100,6 +100,108 @@ var _ = register("open", withPaths(
 			f.Close()
 			t.content(t.p("f"), "abcd")
 		}},
+		{"write-past-end-leaves-zeros", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "ab")
+			fd, err := unix.Open(t.p("f"), unix.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := unix.Pwrite(fd, []byte("z"), 5); err != nil {
+				t.Fatal(err)
+			}
+			t.size(t.p("f"), 6)
+			unix.Close(fd)
+			t.content(t.p("f"), "ab\x00\x00\x00z")
+		}},
+		{"two-descriptors-see-each-other", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "")
+			w, err := unix.Open(t.p("f"), unix.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(w)
+			r, err := unix.Open(t.p("f"), unix.O_RDONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(r)
+			if _, err := unix.Write(w, []byte("seen")); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 8)
+			n, err := unix.Pread(r, buf, 0)
+			if err != nil || string(buf[:max(n, 0)]) != "seen" {
+				t.Errorf("read through another descriptor: %q, %v", buf[:max(n, 0)], err)
+			}
+		}},
+		{"two-writers-different-ranges", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "")
+			a, err := unix.Open(t.p("f"), unix.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := unix.Open(t.p("f"), unix.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := unix.Pwrite(a, []byte("aa"), 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := unix.Pwrite(b, []byte("bb"), 4); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Close(a); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Close(b); err != nil {
+				t.Fatal(err)
+			}
+			t.content(t.p("f"), "aa\x00\x00bb")
+		}},
+		{"two-writers-interleaved", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "")
+			fds := openN(t, t.p("f"), unix.O_RDWR, 2)
+			for i, w := range []struct {
+				fd   int
+				data string
+				off  int64
+			}{{fds[0], "a", 0}, {fds[1], "b", 2}, {fds[0], "c", 4}, {fds[1], "d", 6}} {
+				if _, err := unix.Pwrite(w.fd, []byte(w.data), w.off); err != nil {
+					t.Fatalf("write %d: %v", i, err)
+				}
+			}
+			for i, fd := range fds {
+				buf := make([]byte, 16)
+				n, err := unix.Pread(fd, buf, 0)
+				if err != nil || string(buf[:max(n, 0)]) != "a\x00b\x00c\x00d" {
+					t.Errorf("read through descriptor %d: %q, %v", i, buf[:max(n, 0)], err)
+				}
+			}
+			closeAll(t, fds)
+			t.content(t.p("f"), "a\x00b\x00c\x00d")
+		}},
+		{"two-appenders", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "")
+			fds := openN(t, t.p("f"), unix.O_WRONLY|unix.O_APPEND, 2)
+			for i := range 6 {
+				if _, err := unix.Write(fds[i%2], []byte{'0' + byte(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			closeAll(t, fds)
+			t.content(t.p("f"), "012345")
+		}},
+		{"O_TRUNC-while-another-descriptor-wrote", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "")
+			fds := openN(t, t.p("f"), unix.O_WRONLY, 1)
+			if _, err := unix.Write(fds[0], []byte("gone")); err != nil {
+				t.Fatal(err)
+			}
+			t.ok("open", t.p("f"), unix.O_WRONLY|unix.O_TRUNC, 0)
+			t.size(t.p("f"), 0)
+			closeAll(t, fds)
+			t.content(t.p("f"), "")
+		}},
 		{"without-O_APPEND-overwrites", func(t *T) {
 			t.file(t.p("f"), 0o644, Root, "abcdef")
 			t.ok("write", t.p("f"), unix.O_WRONLY, "XY")
@@ -200,4 +302,28 @@ func accessMatrix() []tcase {
 		}
 	}
 	return out
+}
+
+// openN opens path n times with flags.
+func openN(t *T, path string, flags, n int) []int {
+	t.Helper()
+	var fds []int
+	for range n {
+		fd, err := unix.Open(path, flags, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, fd)
+	}
+	return fds
+}
+
+// closeAll closes fds, requiring success.
+func closeAll(t *T, fds []int) {
+	t.Helper()
+	for _, fd := range fds {
+		if err := unix.Close(fd); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}
 }

@@ -59,6 +59,25 @@ var _ = register("truncate", withPaths(
 			t.expect("EINVAL", Root, "truncate", t.p("f"), 0)
 		}},
 		{"ENOENT", func(t *T) { t.expect("ENOENT", Root, "truncate", t.p("none"), 0) }},
+		{"while-another-descriptor-wrote", func(t *T) {
+			// A write is in the file when write(2) returns: a truncate
+			// by path after it cuts it, and the writer's close brings
+			// nothing back.
+			t.file(t.p("f"), 0o644, Root, "")
+			fd, err := unix.Open(t.p("f"), unix.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := unix.Write(fd, []byte("abcdef")); err != nil {
+				t.Fatal(err)
+			}
+			t.ok("truncate", t.p("f"), 2)
+			t.size(t.p("f"), 2)
+			if err := unix.Close(fd); err != nil {
+				t.Fatal(err)
+			}
+			t.content(t.p("f"), "ab")
+		}},
 	},
 ))
 
