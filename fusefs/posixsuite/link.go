@@ -57,6 +57,26 @@ var _ = register("link", withPaths(
 			t.ok("write", t.p("g"), unix.O_WRONLY|unix.O_APPEND, "+two")
 			t.content(t.p("f"), "one+two")
 		}},
+		{"open-file-linked-then-unlinked", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "a")
+			fd, err := unix.Open(t.p("f"), unix.O_WRONLY|unix.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.ok("link", t.p("f"), t.p("g"))
+			t.ok("unlink", t.p("f"))
+			if _, err := unix.Write(fd, []byte("b")); err != nil {
+				t.Fatal(err)
+			}
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil || st.Nlink != 1 {
+				t.Errorf("fstat: nlink %d, %v", st.Nlink, err)
+			}
+			if err := unix.Close(fd); err != nil {
+				t.Fatal(err)
+			}
+			t.content(t.p("g"), "ab")
+		}},
 		{"ENOENT-source", func(t *T) { t.expect("ENOENT", Root, "link", t.p("none"), t.p("dst")) }},
 		{"EACCES-destination-dir-not-writable", func(t *T) {
 			t.file(t.p("f"), 0o644, Alice, "")

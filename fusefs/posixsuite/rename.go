@@ -122,6 +122,51 @@ var _ = register("rename", withPaths(
 				t.Errorf(".. of a moved directory: ino %d, want %d", dd.Ino, b.Ino)
 			}
 		}},
+		{"over-open-file", func(t *T) {
+			// The replaced file lives on for its descriptors, unlinked.
+			t.file(t.p("a"), 0o644, Root, "new")
+			t.file(t.p("b"), 0o644, Root, "old")
+			fd, err := unix.Open(t.p("b"), unix.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fd)
+			t.ok("rename", t.p("a"), t.p("b"))
+			t.content(t.p("b"), "new")
+			if _, err := unix.Pwrite(fd, []byte("!"), 3); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 8)
+			n, err := unix.Pread(fd, buf, 0)
+			if err != nil || string(buf[:max(n, 0)]) != "old!" {
+				t.Errorf("read the replaced file: %q, %v", buf[:max(n, 0)], err)
+			}
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil || st.Nlink != 0 || st.Size != 4 {
+				t.Errorf("fstat of the replaced file: nlink %d size %d, %v", st.Nlink, st.Size, err)
+			}
+			if err := unix.Fchmod(fd, 0o600); err != nil {
+				t.Errorf("fchmod of the replaced file: %v", err)
+			}
+			t.content(t.p("b"), "new")
+			t.mode(t.p("b"), unix.S_IFREG|0o644)
+		}},
+		{"open-file-keeps-working", func(t *T) {
+			t.file(t.p("a"), 0o644, Root, "x")
+			fd, err := unix.Open(t.p("a"), unix.O_WRONLY|unix.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.mkdir(t.p("d"), 0o755, Root)
+			t.ok("rename", t.p("a"), t.p("d", "b"))
+			if _, err := unix.Write(fd, []byte("y")); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Close(fd); err != nil {
+				t.Fatal(err)
+			}
+			t.content(t.p("d", "b"), "xy")
+		}},
 		{"same-file-hard-links", func(t *T) {
 			t.file(t.p("a"), 0o644, Root, "x")
 			t.ok("link", t.p("a"), t.p("b"))
