@@ -202,6 +202,55 @@ var _ = register("open", withPaths(
 			closeAll(t, fds)
 			t.content(t.p("f"), "")
 		}},
+		{"write-clears-setid-for-other-user", func(t *T) {
+			t.file(t.p("f"), 0o6777, Root, "")
+			t.expect("0", Alice, "write", t.p("f"), unix.O_WRONLY, "x")
+			t.mode(t.p("f"), unix.S_IFREG|0o777)
+			t.content(t.p("f"), "x")
+		}},
+		{"write-clears-suid-for-owner", func(t *T) {
+			t.file(t.p("f"), 0o4755, Alice, "")
+			t.expect("0", Alice, "write", t.p("f"), unix.O_WRONLY, "x")
+			t.mode(t.p("f"), unix.S_IFREG|0o755)
+		}},
+		{"write-by-root-keeps-setid", func(t *T) {
+			t.file(t.p("f"), 0o6777, Alice, "")
+			t.ok("write", t.p("f"), unix.O_WRONLY, "x")
+			t.mode(t.p("f"), unix.S_IFREG|0o6777)
+		}},
+		{"attributes-set-while-writing-survive-close", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "")
+			fds := openN(t, t.p("f"), unix.O_WRONLY, 1)
+			if _, err := unix.Write(fds[0], []byte("data")); err != nil {
+				t.Fatal(err)
+			}
+			t.ok("chmod", t.p("f"), uint32(0o600))
+			t.ok("chown", t.p("f"), Alice.UID, Alice.GID)
+			t.ok("utimensat", t.p("f"), "1.5", "2.5", 0)
+			if _, err := unix.Write(fds[0], []byte("+more")); err != nil {
+				t.Fatal(err)
+			}
+			closeAll(t, fds)
+			t.content(t.p("f"), "data+more")
+			t.mode(t.p("f"), unix.S_IFREG|0o600)
+			t.owner(t.p("f"), Alice.UID, Alice.GID)
+			if _, m, _ := t.times(t.p("f")); !after(m, ts(2, 5)) {
+				t.Errorf("a write after utimensat left mtime at %v", m)
+			}
+		}},
+		{"times-set-after-writing-survive-close", func(t *T) {
+			t.file(t.p("f"), 0o644, Root, "")
+			fds := openN(t, t.p("f"), unix.O_WRONLY, 1)
+			if _, err := unix.Write(fds[0], []byte("data")); err != nil {
+				t.Fatal(err)
+			}
+			t.ok("utimensat", t.p("f"), "1.5", "2.5", 0)
+			closeAll(t, fds)
+			if a, m, _ := t.times(t.p("f")); a != ts(1, 5) || m != ts(2, 5) {
+				t.Errorf("times after close: %v %v, want 1.5 2.5", a, m)
+			}
+			t.content(t.p("f"), "data")
+		}},
 		{"without-O_APPEND-overwrites", func(t *T) {
 			t.file(t.p("f"), 0o644, Root, "abcdef")
 			t.ok("write", t.p("f"), unix.O_WRONLY, "XY")
