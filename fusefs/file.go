@@ -199,8 +199,8 @@ func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 		return n.w.errno("flush", err)
 	}
 	n.afterCommit(h)
-	// Attributes set while the file was open were deferred behind the
-	// handle's writes (Setattr): they are durable when close returns.
+	// Attributes set on the file were deferred (Setattr), behind the
+	// handle's writes if any: they are durable when close returns.
 	if n.unsettled.Swap(false) {
 		if err := n.w.fs.Settle(n.w.ctx(ctx)); err != nil {
 			return n.w.errno("flush", err)
@@ -219,6 +219,13 @@ func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) sysc
 			return n.w.errno("fsync", err)
 		}
 		return 0
+	}
+	// The file's deferred attributes (Setattr) commit first; the
+	// handle's sync then waits for the disk, theirs included.
+	if n.unsettled.Swap(false) {
+		if err := n.w.fs.Settle(n.w.ctx(ctx)); err != nil {
+			return n.w.errno("fsync", err)
+		}
 	}
 	if err := h.f.Sync(); err != nil {
 		return n.w.errno("fsync", err)

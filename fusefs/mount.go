@@ -98,10 +98,7 @@ func mount(dir string, root gofs.InodeEmbedder, st stopper, opts *Options, name 
 		st.stop()
 		return nil, err
 	}
-	timeout := opts.CacheTimeout
-	if timeout == 0 {
-		timeout = defaultCacheTimeout
-	}
+	timeout := opts.cacheTimeout()
 	mo := fuse.MountOptions{
 		AllowOther:           opts.AllowOther,
 		FsName:               name,
@@ -295,6 +292,14 @@ func Unmount(dir string) error {
 		return &fs.PathError{Op: "umount", Path: dir, Err: errors.Join(ferr, err)}
 	}
 	return nil
+}
+
+// cacheTimeout is Options.CacheTimeout or its default.
+func (o *Options) cacheTimeout() time.Duration {
+	if o.CacheTimeout == 0 {
+		return defaultCacheTimeout
+	}
+	return o.CacheTimeout
 }
 
 // logger returns opts' logger for the component.

@@ -212,7 +212,8 @@ type node struct {
 	opens atomic.Int32
 	orph  atomic.Pointer[orphan]
 	gen   uint64 // commits to n's contents through the mount (coherence.go; mu)
-	// unsettled: Setattr deferred changes a close must make durable.
+	// unsettled: Setattr deferred changes a close or fsync must make
+	// durable.
 	unsettled atomic.Bool
 }
 
@@ -477,12 +478,16 @@ func (n *node) syncWriters(except *handle) error {
 	return nil
 }
 
-// Setattr sets what in asks. On a file open for writing (tar sets times,
-// owner and mode on the descriptor it wrote before closing it) the
-// changes do not wait for their own transactions: they are deferred
-// (vfs.WithDeferredCommit) behind the handles' writes, staged first so
-// their commit does not set the times again, and the close carries the
-// whole (Flush settles them).
+// Setattr sets what in asks. Times, owner and mode do not wait for their
+// own transactions (vfs.WithDeferredCommit, docs/decisions/032): they
+// commit with the next change of the workspace, at the close of a
+// descriptor of the file or an fsync (Flush and Fsync settle them), or
+// 10 ms later, like a create or an unlink (decision 026). On a file open
+// for writing (tar sets times, owner and mode on the descriptor it wrote
+// before closing it) they queue behind the handles' writes, staged first
+// so their commit does not set the times again, and the close carries
+// the whole; tar's directories take theirs with the next file's close. A
+// size (truncate) commits at once.
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx = n.w.ctx(ctx)
 	if e := n.writable(); e != 0 {
@@ -497,11 +502,8 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		return syscall.ENOENT
 	}
 	fsys := n.w.fs
-	actx := ctx
-	if n.writers() {
-		actx = vfs.WithDeferredCommit(ctx)
-		n.unsettled.Store(true)
-	}
+	actx := vfs.WithDeferredCommit(ctx)
+	n.unsettled.Store(true)
 	if mode, ok := in.GetMode(); ok && perr == nil {
 		if err := fsys.Chmod(actx, p, fileMode(mode)); err != nil {
 			return n.w.errno("chmod", err)
@@ -557,14 +559,14 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return n.w.errno("chtimes", err)
 		}
 	}
-	return n.Getattr(ctx, fh, out)
-}
-
-// writers reports whether n has handles open for writing.
-func (n *node) writers() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return len(n.open) > 0
+	if e := n.Getattr(ctx, fh, out); e != 0 {
+		return e
+	}
+	// What the reply says is what the kernel may keep, as after a
+	// GETATTR (go-fuse leaves a SETATTR's reply at 0: the next stat, or
+	// a chown's check of the mode, would ask again).
+	out.SetTimeout(n.w.opts.cacheTimeout())
+	return 0
 }
 
 // stageWriters stages the writes of n's open handles (vfs.File.Stage):
