@@ -100,6 +100,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	rawCtx := ctx
 	ctx, p, e := n.atChild(ctx, name, true)
 	if e != 0 {
 		return nil, nil, 0, e
@@ -111,6 +112,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, n.w.errno("create", err)
 	}
 	fi, err := f.Stat()
+	if err == nil && killAsked(rawCtx) && fileMode(mode)&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
+		// O_TRUNC of a file that existed (killpriv.go): bits the new
+		// mode did not ask for were the old file's.
+		if err = n.kill(ctx, p, fi, false); err == nil {
+			fi, err = f.Stat()
+		}
+	}
 	if err != nil {
 		_ = f.Close()
 		return nil, nil, 0, n.w.errno("create", err)
@@ -183,7 +191,30 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 	if err != nil {
 		return uint32(k), n.w.errno("write", err)
 	}
+	if killAsked(ctx) { // a caller without CAP_FSETID (killpriv.go)
+		if err := n.killOpen(n.w.ctx(ctx), h); err != nil {
+			return uint32(k), n.w.errno("chmod", err)
+		}
+	}
 	return uint32(k), 0
+}
+
+// killOpen clears setuid and setgid of n, open as h, for a write or
+// fallocate (killpriv.go). A file unlinked while open has no path left:
+// nothing can execute it.
+func (n *node) killOpen(ctx context.Context, h *handle) error {
+	fi, err := h.f.Stat()
+	if err != nil {
+		return err
+	}
+	if _, ok := killed(fi.Mode()); !ok {
+		return nil
+	}
+	p, err := n.path()
+	if err != nil {
+		return nil
+	}
+	return n.kill(ctx, p, fi, true)
 }
 
 // Flush (every close(2) of a descriptor) commits the handle's writes: when
@@ -266,11 +297,20 @@ func (n *node) Allocate(ctx context.Context, fh gofs.FileHandle, off uint64, siz
 		return n.w.errno("fallocate", err)
 	}
 	switch mode {
-	case 0:
-	case fallocKeepSize:
-		return 0
+	case 0, fallocKeepSize:
 	default:
 		return syscall.EOPNOTSUPP
+	}
+	// The kernel asks for no kill on fallocate (killpriv.go): Linux
+	// clears the bits for a caller without CAP_FSETID, taken here as
+	// one other than root.
+	if !callerRoot(ctx) {
+		if err := n.killOpen(n.w.ctx(ctx), h); err != nil {
+			return n.w.errno("chmod", err)
+		}
+	}
+	if mode == fallocKeepSize {
+		return 0
 	}
 	fi, err := h.f.Stat()
 	if err != nil {

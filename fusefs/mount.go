@@ -107,8 +107,11 @@ func mount(dir string, root gofs.InodeEmbedder, st stopper, opts *Options, name 
 		MaxWrite:             1 << 20,
 		MaxReadAhead:         1 << 20,
 		EnableSymlinkCaching: true,
-		Debug:                opts.Debug,
-		Logger:               log.New(io.Discard, "", 0),
+		// The file system clears setuid and setgid when the kernel
+		// says (killpriv.go).
+		ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2,
+		Debug:             opts.Debug,
+		Logger:            log.New(io.Discard, "", 0),
 	}
 	if opts.Debug {
 		mo.Logger = log.Default()
@@ -116,14 +119,22 @@ func mount(dir string, root gofs.InodeEmbedder, st stopper, opts *Options, name 
 	if opts.ReadOnly {
 		mo.Options = append(mo.Options, "ro")
 	}
-	srv, err := gofs.Mount(dir, root, &gofs.Options{
+	// gofs.Mount, with the raw requests' kill flags read (killpriv.go).
+	raw := rawFS{gofs.NewNodeFS(root, &gofs.Options{
 		MountOptions:    mo,
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
 		NullPermissions: true,
-	})
+	})}
+	srv, err := fuse.NewServer(raw, dir, &mo)
 	if err != nil {
+		st.stop()
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		_ = srv.Unmount()
 		st.stop()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}

@@ -559,6 +559,23 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return n.w.errno("chtimes", err)
 		}
 	}
+	// A chown of a file, or a truncate by a caller without CAP_FSETID
+	// (killpriv.go).
+	if in.Valid&fuse.FATTR_KILL_SUIDGID != 0 && perr == nil {
+		var fi fs.FileInfo
+		var err error
+		if h != nil {
+			fi, err = h.f.Stat()
+		} else {
+			fi, err = fsys.Lstat(ctx, p)
+		}
+		if err == nil {
+			err = n.kill(ctx, p, fi, false)
+		}
+		if err != nil {
+			return n.w.errno("chmod", err)
+		}
+	}
 	if e := n.Getattr(ctx, fh, out); e != 0 {
 		return e
 	}
