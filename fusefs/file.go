@@ -64,6 +64,13 @@ func (n *node) track(h *handle, flags uint32) {
 // cache across opens; changes from other surfaces invalidate it.
 const fopen = fuse.FOPEN_KEEP_CACHE
 
+// fopenRead are those of an open for reading only: its close(2) sends
+// no FLUSH (Linux 5.16 and later). Such a handle has nothing to commit,
+// and POSIX locks, which a FLUSH would carry the owner of, stay in the
+// kernel (MountOptions.EnableLocks is off): were they served here, the
+// FLUSH would have to stay.
+const fopenRead = fopen | fuse.FOPEN_NOFLUSH
+
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	ctx, p, e := n.at(ctx, writes(flags) || flags&syscall.O_TRUNC != 0)
 	if e != 0 {
@@ -96,6 +103,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	h := &handle{f: f, append: flags&syscall.O_APPEND != 0}
 	n.track(h, flags)
 	n.opens.Add(1)
+	if !writes(flags) && flags&syscall.O_TRUNC == 0 {
+		return h, fopenRead, 0
+	}
 	return h, fopen, 0
 }
 
@@ -217,10 +227,10 @@ func (n *node) killOpen(ctx context.Context, h *handle) error {
 	return n.kill(ctx, p, fi, true)
 }
 
-// Flush (every close(2) of a descriptor) commits the handle's writes: when
-// close returns, they are visible to every other surface and survive the
-// death of the process; fsync(2) makes them survive a power loss
-// (docs/decisions/021).
+// Flush (every close(2) of a descriptor open for writing: fopenRead)
+// commits the handle's writes: when close returns, they are visible to
+// every other surface and survive the death of the process; fsync(2)
+// makes them survive a power loss (docs/decisions/021).
 func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	h, ok := fh.(*handle)
 	if !ok {

@@ -107,6 +107,8 @@ func mount(dir string, root gofs.InodeEmbedder, st stopper, opts *Options, name 
 		MaxWrite:             1 << 20,
 		MaxReadAhead:         1 << 20,
 		EnableSymlinkCaching: true,
+		// EnableLocks stays off: POSIX and flock locks stay in the
+		// kernel, so a read-only close needs no FLUSH (fopenRead).
 		// The file system clears setuid and setgid when the kernel
 		// says (killpriv.go).
 		ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2,

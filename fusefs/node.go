@@ -481,7 +481,8 @@ func (n *node) syncWriters(except *handle) error {
 // Setattr sets what in asks. Times, owner and mode do not wait for their
 // own transactions (vfs.WithDeferredCommit, docs/decisions/032): they
 // commit with the next change of the workspace, at the close of a
-// descriptor of the file or an fsync (Flush and Fsync settle them), or
+// descriptor of the file open for writing or an fsync (Flush and Fsync
+// settle them), or
 // 10 ms later, like a create or an unlink (decision 026). On a file open
 // for writing (tar sets times, owner and mode on the descriptor it wrote
 // before closing it) they queue behind the handles' writes, staged first
