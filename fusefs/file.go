@@ -115,6 +115,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if e != 0 {
 		return nil, nil, 0, e
 	}
+	gen := n.w.xgen.Load() // before the file exists (node.noCap)
 	// The new inode commits with the handle's first commit (its close,
 	// for a small file): one transaction for the file, not two.
 	f, err := n.w.fs.OpenFile(vfs.WithDeferredCommit(n.creator(ctx)), p, fileFlags(flags)|vfs.O_CREATE|int(flags)&vfs.O_EXCL, fileMode(mode))
@@ -138,6 +139,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	cn := asNode(ch.Operations())
 	cn.track(h, flags|syscall.O_WRONLY)
 	cn.opens.Add(1)
+	if flags&syscall.O_EXCL != 0 {
+		// A file this call made has no extended attributes: the
+		// kernel's question before its first write (tar and git's
+		// checkout create with O_EXCL) needs no lookup.
+		cn.noCap.Store(gen + 1)
+	}
 	return ch, h, fopen, 0
 }
 

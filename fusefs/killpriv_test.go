@@ -1,6 +1,7 @@
 package fusefs_test
 
 import (
+	"bytes"
 	"context"
 	"io/fs"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/forkspace/forkspace/fusefs"
 	"github.com/forkspace/forkspace/meta"
@@ -91,4 +94,54 @@ func TestKillSuidgid(t *testing.T) {
 	ok(t, os.Chmod(filepath.Join(dir, "d"), fs.ModeSetgid|0o775))
 	ok(t, os.Chown(filepath.Join(dir, "d"), 2000, 2000))
 	want("d", fs.ModeDir|fs.ModeSetgid|0o775)
+}
+
+// TestCapabilityCache: the mount remembers that a file has no
+// security.capability (the kernel asks before a file's first write and
+// every chown), and forgets it when one is set through the mount or any
+// other surface.
+func TestCapabilityCache(t *testing.T) {
+	ctx := context.Background()
+	w, dir := newMount(t)
+	const name = "security.capability"
+	// A valid VFS_CAP_REVISION_2 value: the kernel checks its shape.
+	value := []byte{0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	buf := make([]byte, 64)
+	absent := func(p string) {
+		t.Helper()
+		if _, err := unix.Getxattr(p, name, buf); err != unix.ENODATA {
+			t.Fatalf("getxattr %s of %s: %v, want ENODATA", name, p, err)
+		}
+	}
+	present := func(p string) {
+		t.Helper()
+		n, err := unix.Getxattr(p, name, buf)
+		if err != nil || !bytes.Equal(buf[:n], value) {
+			t.Fatalf("getxattr %s of %s: %x, %v, want %x", name, p, buf[:max(n, 0)], err, value)
+		}
+	}
+	// Through the mount.
+	b := filepath.Join(dir, "b")
+	ok(t, os.WriteFile(b, []byte("x"), 0o755)) // the kernel asks on the write
+	absent(b)
+	ok(t, unix.Setxattr(b, name, value, 0))
+	present(b)
+	ok(t, unix.Removexattr(b, name))
+	absent(b)
+	// Through the library, on another link of the file: the kernel
+	// forgets that name's entry, and keeps the inode (and its node).
+	a := filepath.Join(dir, "a")
+	ok(t, os.WriteFile(a, []byte("x"), 0o755))
+	ok(t, os.Link(a, filepath.Join(dir, "a2")))
+	absent(a)
+	ok(t, w.Setxattr(ctx, "a2", name, value))
+	present(a)
+	// Made with O_EXCL: known to have none from its creation on.
+	c := filepath.Join(dir, "c")
+	f, err := os.OpenFile(c, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	ok(t, err)
+	defer f.Close()
+	absent(c)
+	ok(t, w.Setxattr(ctx, "c", name, value))
+	present(c)
 }

@@ -33,6 +33,12 @@ type ws struct {
 	mu        sync.Mutex
 	root      *gofs.Inode // nil until the kernel first reaches it
 	stopWatch func()
+
+	// xgen counts the changes that may have given a file an extended
+	// attribute the mount's cache does not know of (node.noCap): every
+	// change heard from another surface, every setxattr through the
+	// mount. It moves once the change is made.
+	xgen atomic.Uint64
 }
 
 func newWS(fsys *vfs.FS, opts *Options, hi uint64) *ws {
@@ -215,6 +221,11 @@ type node struct {
 	// unsettled: Setattr deferred changes a close or fsync must make
 	// durable.
 	unsettled atomic.Bool
+	// noCap is 1 + the w.xgen at which the file was seen without
+	// security.capability (0: not seen): the kernel asks for it before
+	// a file's first write and every chown, and it is almost never
+	// there. It holds while w.xgen has not moved.
+	noCap atomic.Uint64
 }
 
 var (
@@ -812,16 +823,28 @@ func statfs(out *fuse.StatfsOut, maxBytes, maxEntries, bytes, entries int64) {
 // buffer asks for the size.
 
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	capability := attr == capabilityXattr
+	gen := n.w.xgen.Load()
+	if capability && n.noCap.Load() == gen+1 {
+		return 0, syscall.ENODATA
+	}
 	ctx, p, e := n.at(ctx, false)
 	if e != 0 {
 		return 0, e
 	}
 	v, err := n.w.fs.Getxattr(ctx, p, attr)
 	if err != nil {
+		if capability && errors.Is(err, fs.ErrNotExist) {
+			n.noCap.Store(gen + 1) // gen as before the read: a change since moved it
+		}
 		return 0, n.xattrErrno("getxattr", err)
 	}
 	return sized(dest, v)
 }
+
+// capabilityXattr is the attribute the kernel reads before a file's
+// first write and before every chown (file capabilities).
+const capabilityXattr = "security.capability"
 
 // sized copies v into dest following the xattr size protocol.
 func sized(dest, v []byte) (uint32, syscall.Errno) {
@@ -860,7 +883,9 @@ func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 			return n.w.errno("getxattr", err)
 		}
 	}
-	if err := n.w.fs.Setxattr(ctx, p, attr, data); err != nil {
+	err := n.w.fs.Setxattr(ctx, p, attr, data)
+	n.w.xgen.Add(1) // once set (node.noCap), whatever the outcome
+	if err != nil {
 		if errors.Is(err, fs.ErrInvalid) && len(data) > vfs.MaxXattrValue {
 			return syscall.E2BIG
 		}

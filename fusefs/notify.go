@@ -48,6 +48,7 @@ func (w *ws) attach(root *gofs.Inode) {
 		if ctx.Value(originKey{}) == w {
 			return
 		}
+		w.xgen.Add(1) // the change may have set an attribute (node.noCap)
 		w.invalidate(e)
 	})
 }
