@@ -26,17 +26,24 @@
 // latest contents (coherence.go): two descriptors writing one file, two
 // appenders of one log included, never undo each other's writes.
 //
-// A create, mkdir, symlink or mknod, an unlink or rmdir, and the
-// attributes set on a file open for writing (tar sets times, owner and
-// mode on the descriptor before closing it) do not wait for transactions
-// of their own (vfs.WithDeferredCommit): they commit with the next change
-// of the workspace (a small file's creation, attributes and bytes with
-// its close, in one transaction), before any other surface reads the
-// workspace, at fsync (of a file or a directory) and at the latest 10 ms
-// later. The mount's own requests see them at once (vfs.SeeDeferred).
-// What close or fsync acknowledged survives the daemon's death, as
-// before; a change followed by none of those may not (as on ext4 until
-// its journal commits).
+// A create, mkdir, symlink or mknod, an unlink or rmdir, and times, owner
+// and mode set on any inode (tar sets them on the descriptor before
+// closing it, and on each directory at the end) do not wait for
+// transactions of their own (vfs.WithDeferredCommit): they commit with
+// the next change of the workspace (a small file's creation, attributes
+// and bytes with its close, in one transaction), before any other surface
+// reads the workspace, at the close of a descriptor open for writing, at
+// fsync (of a file or a directory) and at the latest 10 ms later. The
+// mount's own requests see them at once (vfs.SeeDeferred). What close or
+// fsync acknowledged survives the daemon's death, as before; a change
+// followed by none of those may not (as on ext4 until its journal
+// commits). docs/decisions/026 and 032.
+//
+// The mount negotiates FUSE_HANDLE_KILLPRIV_V2 (killpriv.go): it clears
+// setuid and setgid on write, truncate, fallocate and chown where Linux
+// does, so the kernel asks for fewer attributes. A close of a descriptor
+// open for reading only sends no FLUSH (FOPEN_NOFLUSH); locks stay in
+// the kernel.
 // A file or directory removed (or replaced by a rename) while open lives
 // on until its last close: its descriptors read, write, fstat, fchmod,
 // fchown and futimens it, with nlink 0, and what one writes the others
