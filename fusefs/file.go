@@ -118,14 +118,27 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	gen := n.w.xgen.Load() // before the file exists (node.noCap)
 	// The new inode commits with the handle's first commit (its close,
 	// for a small file): one transaction for the file, not two.
-	f, err := n.w.fs.OpenFile(vfs.WithDeferredCommit(n.creator(ctx)), p, fileFlags(flags)|vfs.O_CREATE|int(flags)&vfs.O_EXCL, fileMode(mode))
+	cctx := vfs.WithDeferredCommit(n.creator(ctx))
+	oflags := fileFlags(flags) | vfs.O_CREATE
+	// The kernel sends CREATE for a name it found missing: the file is
+	// made exclusively first, so this call knows whether it made it; a
+	// name that exists after all (made through another surface
+	// meanwhile, or a symbolic link, which O_CREAT follows) is opened as
+	// asked unless the caller asked for O_EXCL too.
+	made := true
+	f, err := n.w.fs.OpenFile(cctx, p, oflags|vfs.O_EXCL, fileMode(mode))
+	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
+		made = false
+		f, err = n.w.fs.OpenFile(cctx, p, oflags, fileMode(mode))
+	}
 	if err != nil {
 		return nil, nil, 0, n.w.errno("create", err)
 	}
 	fi, err := f.Stat()
-	if err == nil && killAsked(rawCtx) && fileMode(mode)&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
+	if err == nil && !made && killAsked(rawCtx) && fileMode(mode)&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
 		// O_TRUNC of a file that existed (killpriv.go): bits the new
-		// mode did not ask for were the old file's.
+		// mode did not ask for were the old file's (a file O_CREAT made
+		// at the end of a symbolic link has the mode asked).
 		if err = n.kill(ctx, p, fi, false); err == nil {
 			fi, err = f.Stat()
 		}
@@ -139,10 +152,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	cn := asNode(ch.Operations())
 	cn.track(h, flags|syscall.O_WRONLY)
 	cn.opens.Add(1)
-	if flags&syscall.O_EXCL != 0 {
+	if made {
 		// A file this call made has no extended attributes: the
-		// kernel's question before its first write (tar and git's
-		// checkout create with O_EXCL) needs no lookup.
+		// kernel's question before its first write needs no lookup.
 		cn.noCap.Store(gen + 1)
 	}
 	return ch, h, fopen, 0
