@@ -75,7 +75,7 @@ func TestKillSuidgid(t *testing.T) {
 	want("root-write", sugid|0o775)
 
 	file("root-without-fsetid", sugid|0o775)
-	run(nil, "capsh", "--drop=cap_fsetid", "--", "-c", "printf x >> root-without-fsetid")
+	run(nil, "setpriv", "--bounding-set=-fsetid", "sh", "-c", "printf x >> root-without-fsetid")
 	want("root-without-fsetid", 0o775)
 
 	file("user-truncate", sugid|0o775)
