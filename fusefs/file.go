@@ -228,8 +228,8 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 	return uint32(k), 0
 }
 
-// killOpen clears setuid and setgid of n, open as h, for a write or
-// fallocate (killpriv.go). A file unlinked while open has no path left:
+// killOpen clears setuid and setgid of n, open as h, for a write
+// (killpriv.go). A file unlinked while open has no path left:
 // nothing can execute it.
 func (n *node) killOpen(ctx context.Context, h *handle) error {
 	fi, err := h.f.Stat()
@@ -326,20 +326,11 @@ func (n *node) Allocate(ctx context.Context, fh gofs.FileHandle, off uint64, siz
 		return n.w.errno("fallocate", err)
 	}
 	switch mode {
-	case 0, fallocKeepSize:
+	case 0:
+	case fallocKeepSize:
+		return 0
 	default:
 		return syscall.EOPNOTSUPP
-	}
-	// The kernel asks for no kill on fallocate (killpriv.go): Linux
-	// clears the bits for a caller without CAP_FSETID, taken here as
-	// one other than root.
-	if !callerRoot(ctx) {
-		if err := n.killOpen(n.w.ctx(ctx), h); err != nil {
-			return n.w.errno("chmod", err)
-		}
-	}
-	if mode == fallocKeepSize {
-		return 0
 	}
 	fi, err := h.f.Stat()
 	if err != nil {

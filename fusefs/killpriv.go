@@ -25,9 +25,15 @@ import (
 //
 // fusefs then clears setuid, and setgid when the group may execute the
 // file, which is what the kernel did itself without the flag (fuse_setattr
-// after a GETATTR). fallocate(2) carries no flag: a caller other than
-// root growing a file clears them too. security.capability stays the
-// kernel's: it still reads it once and removes it on write and chown.
+// after a GETATTR). Where the kernel dropped a kill it would have made
+// itself and has no flag to say so (chown(2) with both ids -1, and the
+// clearing before a fallocate(2) by a caller without CAP_FSETID), it
+// still sends a SETATTR that sets nothing: that clears them too
+// (killSetattr). security.capability stays the kernel's: it still reads
+// it once and removes it on write and chown (before such an empty
+// SETATTR, which then clears setuid even for a caller with CAP_FSETID:
+// a setuid file with file capabilities written by root loses setuid,
+// where Linux keeps it).
 
 // kills holds the requests in flight whose kernel asked for the kill:
 // go-fuse's node API does not pass WRITE's or CREATE's flags, so the raw
@@ -108,8 +114,12 @@ func (n *node) kill(ctx context.Context, p string, fi fs.FileInfo, notify bool) 
 	return nil
 }
 
-// callerRoot reports whether the caller of ctx is root.
-func callerRoot(ctx context.Context) bool {
-	c, ok := fuse.FromContext(ctx)
-	return ok && c.Uid == 0
+// killSetattr reports whether a SETATTR asks for the kill: it says so
+// (FATTR_KILL_SUIDGID), or it sets nothing. The kernel sends a SETATTR
+// that sets nothing when it has dropped the kill it would have done
+// itself: chown(2) with both ids -1, and the clearing it decided before
+// a write, truncate or fallocate by a caller without CAP_FSETID (the
+// last has no flag of its own).
+func killSetattr(in *fuse.SetAttrIn) bool {
+	return in.Valid&fuse.FATTR_KILL_SUIDGID != 0 || in.Valid&^(fuse.FATTR_FH|fuse.FATTR_LOCKOWNER) == 0
 }

@@ -19,9 +19,10 @@ import (
 // TestKillSuidgid: with FUSE_HANDLE_KILLPRIV_V2 the mount clears setuid
 // and setgid itself where Linux does: a write, truncate or fallocate by
 // a caller without CAP_FSETID (a user, or root without it) clears setuid,
-// and setgid when the group may execute; root's write keeps both; a
-// chown of a file clears them whoever calls it, and a directory keeps
-// its setgid. The mount, the library and the kernel's cache all agree.
+// and setgid when the group may execute; root's write and fallocate keep
+// both; a chown of a file clears them whoever calls it, with both ids -1
+// too, and a directory keeps its setgid. The mount, the library and the
+// kernel's cache all agree.
 func TestKillSuidgid(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (files written as another user and as root without CAP_FSETID)")
@@ -86,9 +87,21 @@ func TestKillSuidgid(t *testing.T) {
 	run(user, "fallocate", "-l", "4096", "user-fallocate")
 	want("user-fallocate", 0o775)
 
+	file("root-fallocate", sugid|0o775)
+	run(nil, "fallocate", "-l", "4096", "root-fallocate")
+	want("root-fallocate", sugid|0o775)
+
+	file("root-without-fsetid-fallocate", sugid|0o775)
+	run(nil, "setpriv", "--bounding-set=-fsetid", "fallocate", "-l", "4096", "root-without-fsetid-fallocate")
+	want("root-without-fsetid-fallocate", 0o775)
+
 	file("root-chown", sugid|0o775)
 	ok(t, os.Chown(filepath.Join(dir, "root-chown"), 2000, 2000))
 	want("root-chown", 0o775)
+
+	file("root-chown-none", sugid|0o775) // chown(2) with both ids -1, as ext4
+	ok(t, os.Chown(filepath.Join(dir, "root-chown-none"), -1, -1))
+	want("root-chown-none", 0o775)
 
 	ok(t, os.Mkdir(filepath.Join(dir, "d"), 0o775))
 	ok(t, os.Chmod(filepath.Join(dir, "d"), fs.ModeSetgid|0o775))

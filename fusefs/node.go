@@ -571,9 +571,9 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return n.w.errno("chtimes", err)
 		}
 	}
-	// A chown of a file, or a truncate by a caller without CAP_FSETID
-	// (killpriv.go).
-	if in.Valid&fuse.FATTR_KILL_SUIDGID != 0 && perr == nil {
+	// A chown of a file, or a truncate, fallocate or write by a caller
+	// without CAP_FSETID (killpriv.go).
+	if killSetattr(in) && perr == nil {
 		var fi fs.FileInfo
 		var err error
 		if h != nil {
