@@ -26,8 +26,8 @@ func (n *node) committed(c *handle) {
 	n.mu.Unlock()
 }
 
-// dirtyHandles returns n's open handles but except that hold writes not
-// committed yet.
+// dirtyHandles returns n's open handles, but for except, that hold writes
+// not committed yet.
 func (n *node) dirtyHandles(except *handle) []*handle {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -40,8 +40,8 @@ func (n *node) dirtyHandles(except *handle) []*handle {
 	return hs
 }
 
-// flushOthers commits the writes of n's dirty handles but except (nil:
-// all of them). A poisoned handle has nothing to commit (syncWriters).
+// flushOthers commits the writes of n's dirty handles, but for except
+// (nil: all of them). A poisoned handle has nothing to commit (syncWriters).
 func (n *node) flushOthers(except *handle) error {
 	for _, w := range n.dirtyHandles(except) {
 		if err := w.f.Flush(); err != nil && !w.f.Poisoned() {

@@ -593,8 +593,12 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	}
 	// What the reply says is what the kernel may keep, as after a
 	// GETATTR (go-fuse leaves a SETATTR's reply at 0: the next stat, or
-	// a chown's check of the mode, would ask again).
-	out.SetTimeout(n.w.opts.cacheTimeout())
+	// a chown's check of the mode, would ask again) — unless writes not
+	// committed yet (an ftruncate's included) will change its times when
+	// they are.
+	if len(n.dirtyHandles(nil)) == 0 {
+		out.SetTimeout(n.w.opts.cacheTimeout())
+	}
 	return 0
 }
 
