@@ -32,7 +32,12 @@
 // A writer still appending calls CommitAhead instead: it stores the
 // chunks whose boundaries the bytes so far decide and keeps the rest (less
 // than Params.MaxSize) buffered, so a large file is chunked as it is
-// written, each chunk put once and none read back.
+// written, each chunk put once and none read back. StartAhead runs the
+// same commit on another goroutine over what the draft holds, while the
+// writer appends to a fresh log: copying, chunking, hashing and putting
+// overlap. Only writes run beside it; any other call waits for it and
+// lays the bytes written meanwhile over its result (or, if it failed,
+// over the draft as it was before it).
 //
 // Drafts live in memory (1 MiB pooled blocks past the first MiB) up to
 // Options.SpillBytes, then in a temp file under os.TempDir that is

@@ -37,6 +37,30 @@ type Draft struct {
 	kept              int64 // bytes of log the last commit kept (the undecided tail)
 	closed            bool
 	err               error // a bad base: reads and Commit fail with it
+
+	// job is the commit ahead StartAhead runs in the background, until a
+	// call that needs the whole draft merges it back (settle).
+	job *aheadJob
+	// held are the intents of background commits ahead merged into the
+	// draft and not yet returned; aheadErr is the failure of one, returned
+	// by the next StartAhead, CommitAhead or Commit.
+	held     Intents
+	aheadErr error
+	// spareHead is the first block of a merged job's log, for the next
+	// new log.
+	spareHead []byte
+}
+
+// aheadJob is a commit ahead running on its own goroutine over the
+// draft's state at StartAhead (frozen), while the writer appends to a new
+// log. frozen is touched only by the job until done is closed.
+type aheadJob struct {
+	frozen *Draft
+	ctx    context.Context
+	done   chan struct{}
+	m      Manifest
+	in     Intents
+	err    error
 }
 
 // span maps the file range [off, off+n) to the dirty log at logOff.
@@ -63,21 +87,30 @@ func (d *Draft) Size() int64 { return d.size }
 // Dirty reports whether the draft may differ from its base: it was written
 // or resized since NewDraft or the last Commit.
 func (d *Draft) Dirty() bool {
-	return len(d.spans) > 0 || d.size != d.base.Size || d.baseLimit < d.base.Size
+	return d.job != nil || len(d.spans) > 0 || d.size != d.base.Size || d.baseLimit < d.base.Size
 }
 
 // Buffered returns how many written bytes the draft holds (in memory or
-// spilled) since NewDraft or the last Commit.
-func (d *Draft) Buffered() int64 { return d.log.size }
+// spilled) since NewDraft or the last Commit, a background commit
+// ahead's included.
+func (d *Draft) Buffered() int64 {
+	if d.job != nil {
+		return d.log.size + d.job.frozen.log.size
+	}
+	return d.log.size
+}
 
 // BufferedSinceCommit returns how many of the buffered bytes were written
-// since the last commit, ahead or not: Buffered less the undecided tail
-// that commit kept. A writer committing ahead every N bytes compares it
+// since the last commit, ahead or not (StartAhead's included): Buffered
+// less the undecided tail that commit kept. A writer committing ahead every N bytes compares it
 // with N, so a kept tail never triggers the next commit by itself.
 func (d *Draft) BufferedSinceCommit() int64 { return d.log.size - d.kept }
 
 // Base returns the manifest the draft's unwritten bytes come from.
-func (d *Draft) Base() Manifest { return d.base }
+func (d *Draft) Base() Manifest {
+	d.settle()
+	return d.base
+}
 
 // WriteAt writes p at off, extending the file (with a hole) as needed. p is
 // not retained. A negative offset or a size past 2^63 fails with
@@ -136,6 +169,7 @@ func (d *Draft) insert(ns span) {
 // Truncate sets the draft's size; growth reads as zeros. A negative size
 // fails with fs.ErrInvalid.
 func (d *Draft) Truncate(size int64) error {
+	d.settle()
 	switch {
 	case d.closed:
 		return fmt.Errorf("truncate draft: %w", fs.ErrClosed)
@@ -157,6 +191,7 @@ func (d *Draft) Truncate(size int64) error {
 
 // ReadAt reads the draft's current bytes with io.ReaderAt semantics.
 func (d *Draft) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	d.settle()
 	switch {
 	case d.closed:
 		return 0, fmt.Errorf("read draft: %w", fs.ErrClosed)
@@ -223,10 +258,17 @@ func (d *Draft) readAt(ctx context.Context, p []byte, off int64, ahead bool) err
 // The returned intents protect the manifest's chunks from garbage
 // collection until the caller releases them (meta.Tx.ReleaseIntents) in
 // the transaction that records the manifest, or with Store.Release.
+//
+// A commit ahead still running in the background (StartAhead) is waited
+// for first: Commit fails with its failure, if any, leaving the draft as
+// it was before it, and otherwise returns its intents with its own.
 func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, in Intents, err error) {
+	d.settle()
 	switch {
 	case d.closed:
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", fs.ErrClosed)
+	case d.aheadErr != nil:
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", d.takeAheadErr())
 	case d.s.err != nil || d.err != nil:
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", errors.Join(d.s.err, d.err))
 	case !d.Dirty():
@@ -234,13 +276,13 @@ func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, i
 		d.log.reset()      // and the memory a commit ahead kept
 		d.kept = 0
 		d.releaseWindows()
-		return d.base, nil, nil, nil
+		return d.base, nil, d.takeHeld(), nil
 	}
 	m, inline, in, err = d.commit(ctx, false)
 	if err != nil {
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft: %w", err)
 	}
-	return m, inline, in, nil
+	return m, inline, append(in, d.takeHeld()...), nil
 }
 
 // CommitAhead is Commit for a draft that is still being written: it
@@ -256,20 +298,151 @@ func (d *Draft) Commit(ctx context.Context) (m Manifest, inline []meta.Object, i
 // until it records or abandons the manifest of a later commit, which
 // does not hold the prefix's chunks again. On error the draft is
 // unchanged.
+//
+// A commit ahead running in the background (StartAhead) is waited for
+// first, as Commit does.
 func (d *Draft) CommitAhead(ctx context.Context) (m Manifest, inline []meta.Object, in Intents, err error) {
+	d.settle()
 	switch {
 	case d.closed:
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft ahead: %w", fs.ErrClosed)
+	case d.aheadErr != nil:
+		return Manifest{}, nil, nil, fmt.Errorf("commit draft ahead: %w", d.takeAheadErr())
 	case d.s.err != nil || d.err != nil:
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft ahead: %w", errors.Join(d.s.err, d.err))
 	case !d.Dirty():
-		return d.base, nil, nil, nil
+		return d.base, nil, d.takeHeld(), nil
 	}
 	m, inline, in, err = d.commit(ctx, true)
 	if err != nil {
 		return Manifest{}, nil, nil, fmt.Errorf("commit draft ahead: %w", err)
 	}
-	return m, inline, in, nil
+	return m, inline, append(in, d.takeHeld()...), nil
+}
+
+// StartAhead is CommitAhead on another goroutine: it returns at once and
+// the chunks the draft's bytes so far decide are stored while the caller
+// goes on writing, so a large file's copying, chunking, hashing and
+// writing of blobs overlap. Only WriteAt, Size, Dirty, Buffered and
+// BufferedSinceCommit run beside it; every other method waits for it
+// first (the draft is still not safe for concurrent use: its caller
+// serialises its calls). One runs at a time: StartAhead waits for the
+// previous one and returns its intents (the caller keeps them as it
+// keeps CommitAhead's) or its failure; after a failure the draft is as
+// it was before that commit ahead (nothing of it is held) and no new one
+// starts. A later Commit or CommitAhead waits likewise, and returns the
+// running one's intents with its own or fails with its failure. A draft
+// too small to leave inline does nothing in the background.
+func (d *Draft) StartAhead(ctx context.Context) (Intents, error) {
+	d.settle()
+	switch {
+	case d.closed:
+		return nil, fmt.Errorf("commit draft ahead: %w", fs.ErrClosed)
+	case d.aheadErr != nil:
+		return nil, fmt.Errorf("commit draft ahead: %w", d.takeAheadErr())
+	case d.s.err != nil || d.err != nil:
+		return nil, fmt.Errorf("commit draft ahead: %w", errors.Join(d.s.err, d.err))
+	}
+	in := d.takeHeld()
+	if !d.Dirty() || d.size <= int64(d.s.opts.InlineMax) {
+		return in, nil
+	}
+	// The job takes the draft's state; the draft keeps writing into a
+	// new log (with the memory of the last merged one) until settle
+	// lays what it writes over what the job leaves.
+	f := &Draft{
+		s: d.s, base: d.base, baseLimit: d.baseLimit, size: d.size, spans: d.spans,
+		baseEnds: d.baseEnds, baseCut: d.baseCut, baseHeld: d.baseHeld, wins: d.wins, log: d.log,
+	}
+	d.log = dirtyLog{limit: f.log.limit, head: d.spareHead[:0], spare: f.log.spare}
+	d.spareHead, f.log.spare = nil, nil
+	d.spans, d.wins, d.kept = nil, nil, 0
+	j := &aheadJob{frozen: f, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+	d.job = j
+	go func() {
+		defer close(j.done)
+		l := &layout{
+			size: f.size, base: f.base, baseLimit: f.baseLimit, dirty: f.spans, src: &draftSource{d: f},
+			baseCut: f.baseCut, baseHeld: f.baseHeld, ahead: true,
+		}
+		j.m, _, j.in, j.err = f.s.commit(ctx, l)
+	}()
+	return in, nil
+}
+
+// settle waits for the background commit ahead, if any, and merges the
+// draft back into one: the job's result (its prefix manifest as the new
+// base, the bytes past it; or, after a failure, the job's state as it
+// was) under the spans written meanwhile.
+func (d *Draft) settle() {
+	j := d.job
+	if j == nil {
+		return
+	}
+	<-j.done
+	d.job = nil
+	f := j.frozen
+	newer := d.spans
+	// The bytes the job leaves past its prefix (after a failure: every
+	// byte it was given) join the new log after what the writer wrote
+	// meanwhile.
+	var tail []span
+	var err error
+	if j.err == nil {
+		d.base, d.baseLimit, d.baseEnds, d.baseCut, d.baseHeld = j.m, j.m.Size, nil, true, true
+		d.held = append(d.held, j.in...)
+		if n := f.size - j.m.Size; n > 0 {
+			var logOff int64
+			logOff, err = d.log.appendFill(n, func(p []byte, off int64) error {
+				return f.readAt(j.ctx, p, j.m.Size+off, false)
+			})
+			tail = []span{{off: j.m.Size, n: n, logOff: logOff}}
+		}
+		d.kept = f.size - j.m.Size
+	} else {
+		d.base, d.baseLimit, d.baseEnds, d.baseCut, d.baseHeld = f.base, f.baseLimit, f.baseEnds, f.baseCut, f.baseHeld
+		d.aheadErr = j.err
+		for _, sp := range f.spans {
+			if err != nil {
+				break
+			}
+			var logOff int64
+			logOff, err = d.log.appendFill(sp.n, func(p []byte, off int64) error {
+				return f.log.readAt(p, sp.logOff+off)
+			})
+			tail = append(tail, span{off: sp.off, n: sp.n, logOff: logOff})
+			d.kept += sp.n
+		}
+	}
+	if err != nil {
+		// The bytes could not be kept (the spill file failed): the draft
+		// fails from now on, as with a bad base.
+		d.err = errors.Join(d.err, fmt.Errorf("keep bytes of a commit ahead: %w", err))
+	}
+	d.spans = tail
+	for _, sp := range newer {
+		d.insert(sp)
+	}
+	d.wins = append(d.wins, f.wins...)
+	d.spareHead = f.log.head
+	d.log.spare = append(d.log.spare, f.log.blocks...)
+	d.log.spare = append(d.log.spare, f.log.spare...)
+	f.log.head, f.log.blocks, f.log.spare = nil, nil, nil
+	f.log.reset()
+}
+
+// takeHeld returns the intents of merged background commits, which the
+// caller now holds.
+func (d *Draft) takeHeld() Intents {
+	in := d.held
+	d.held = nil
+	return in
+}
+
+func (d *Draft) takeAheadErr() error {
+	err := d.aheadErr
+	d.aheadErr = nil
+	return err
 }
 
 // commit stores the draft (or, ahead, its decided prefix) and rebases
@@ -317,13 +490,24 @@ func (d *Draft) commit(ctx context.Context, ahead bool) (Manifest, []meta.Object
 	return m, inline, in, nil
 }
 
-// Discard releases the draft's buffers. Later calls other than Size, Dirty
-// and Base fail with fs.ErrClosed; Discard is idempotent.
-func (d *Draft) Discard() {
+// Discard releases the draft's buffers, after waiting for a commit ahead
+// running in the background, and the intents of such commits that no
+// call returned yet (its error is that release's). Later calls other
+// than Size, Dirty and Base fail with fs.ErrClosed; Discard is
+// idempotent.
+func (d *Draft) Discard() error {
+	d.settle()
+	var err error
+	if in := d.takeHeld(); len(in) > 0 {
+		err = d.s.Release(context.Background(), in)
+	}
+	d.aheadErr = nil
 	d.closed = true
 	d.spans = nil
 	d.log.reset()
+	d.spareHead = nil
 	d.releaseWindows()
+	return err
 }
 
 // releaseWindows returns the windows a draft kept to the pool.

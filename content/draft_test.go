@@ -3,6 +3,8 @@ package content_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"slices"
 	"testing"
 
 	"github.com/forkspace/forkspace/content"
@@ -61,6 +63,16 @@ func TestDraftModel(t *testing.T) {
 				}
 				if m.Size < int64(len(model)) && !d.Dirty() {
 					rt.Fatal("draft clean with bytes past what it committed ahead")
+				}
+			},
+			"start ahead": func(rt *rapid.T) {
+				// Runs beside the next writes; every other call waits
+				// for it.
+				if _, err := d.StartAhead(context.Background()); err != nil {
+					rt.Fatalf("start ahead: %v", err)
+				}
+				if d.Size() != int64(len(model)) {
+					rt.Fatalf("draft size %d after start ahead, model %d", d.Size(), len(model))
 				}
 			},
 			"commit": func(rt *rapid.T) {
@@ -184,5 +196,124 @@ func TestCommitAheadLeavesTheLastChunkOpen(t *testing.T) {
 	want := e.write(t, append(data, make([]byte, 30)...))
 	if len(m.Extents) != len(want.Extents) || m.Extents[len(m.Extents)-1] != want.Extents[len(want.Extents)-1] {
 		t.Fatalf("grown after a commit ahead: %d extents ending %+v, fresh chunking %d ending %+v", len(m.Extents), m.Extents[len(m.Extents)-1], len(want.Extents), want.Extents[len(want.Extents)-1])
+	}
+}
+
+// TestStartAhead: a large draft written with a commit ahead started in
+// the background every few KiB reads back whole, commits to what writing
+// it whole gives, and its commits' intents cover every chunk: nothing
+// is left held once the caller releases what the calls returned.
+func TestStartAhead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, content.Options{Params: small, InlineMax: 1})
+	data := randomBytes(7, 200_000)
+	d := e.store.NewDraft(content.Manifest{})
+	var in content.Intents
+	for off := 0; off < len(data); off += 3000 {
+		mustWrite(t, d, data[off:min(off+3000, len(data))], int64(off))
+		if off%(9000) == 0 {
+			got, err := d.StartAhead(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in = append(in, got...)
+		}
+	}
+	buf := make([]byte, len(data))
+	if _, err := d.ReadAt(ctx, buf, 0); err != nil || !bytes.Equal(buf, data) {
+		t.Fatalf("draft reads back other bytes (%v)", err)
+	}
+	got, err := d.StartAhead(ctx) // one more, left running
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = append(in, got...)
+	m, _, got, err := d.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = append(in, got...)
+	if want := e.writeReleased(t, data); !slices.Equal(m.Extents, want.Extents) {
+		t.Fatalf("manifest of %d extents, writing whole gives %d", len(m.Extents), len(want.Extents))
+	}
+	if err := d.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Release(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.heldIntents(t); n != 0 {
+		t.Fatalf("%d intents held after releasing what the commits returned", n)
+	}
+}
+
+// TestStartAheadFails: a commit ahead whose puts fail in the background
+// leaves the draft as it was before it: the next call that waits for it
+// reports the failure (once), the bytes written before and during it
+// still read back, nothing it took is held, and a commit after it stores
+// the whole file. A draft discarded while one runs waits for it and
+// releases what it holds.
+func TestStartAheadFails(t *testing.T) {
+	ctx := context.Background()
+	data := randomBytes(8, 120_000)
+	for _, then := range []string{"start ahead", "commit ahead", "commit", "discard"} {
+		t.Run(then, func(t *testing.T) {
+			e := newEnv(t, content.Options{Params: small, InlineMax: 1})
+			d := e.store.NewDraft(content.Manifest{})
+			defer d.Discard()
+			mustWrite(t, d, data[:60_000], 0)
+			if _, err := d.StartAhead(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Fail the puts of the next commit ahead part way.
+			mustWrite(t, d, data[60_000:90_000], 60_000)
+			in, err := d.StartAhead(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.blobs.failAfter.Store(e.blobs.puts.Load() + 5)
+			mustWrite(t, d, data[90_000:], 90_000) // beside the failing one
+			mustWrite(t, d, data[:10], 0)          // over bytes it was given
+			switch then {
+			case "start ahead":
+				_, err = d.StartAhead(ctx)
+			case "commit ahead":
+				_, _, _, err = d.CommitAhead(ctx)
+			case "commit":
+				_, _, _, err = d.Commit(ctx)
+			case "discard":
+				if err := d.Discard(); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.store.Release(ctx, in); err != nil {
+					t.Fatal(err)
+				}
+				if n := e.heldIntents(t); n != 0 {
+					t.Fatalf("%d intents held after discarding a draft", n)
+				}
+				return
+			}
+			if !errors.Is(err, errPut) {
+				t.Fatalf("%s after a failed commit ahead: %v", then, err)
+			}
+			buf := make([]byte, len(data))
+			if _, err := d.ReadAt(ctx, buf, 0); err != nil || !bytes.Equal(buf, data) {
+				t.Fatalf("draft reads back other bytes after the failure (%v)", err)
+			}
+			e.blobs.failAfter.Store(0)
+			m, _, got, err := d.Commit(ctx)
+			if err != nil {
+				t.Fatalf("commit after the failure was reported: %v", err)
+			}
+			if want := e.writeReleased(t, data); !slices.Equal(m.Extents, want.Extents) {
+				t.Fatalf("manifest of %d extents, writing whole gives %d", len(m.Extents), len(want.Extents))
+			}
+			if err := e.store.Release(ctx, append(in, got...)); err != nil {
+				t.Fatal(err)
+			}
+			if n := e.heldIntents(t); n != 0 {
+				t.Fatalf("%d intents held after releasing what the commits returned", n)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package content_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -71,14 +72,21 @@ func (f *fakeMeta) put(objs []meta.Object) {
 	}
 }
 
-// countingBlobs counts Puts and Gets of the store it wraps.
+// countingBlobs counts Puts and Gets of the store it wraps. Once
+// failAfter is positive, the Puts past that many fail with errPut.
 type countingBlobs struct {
 	blob.Store
 	puts, gets atomic.Int64
+	failAfter  atomic.Int64
 }
 
+var errPut = errors.New("put refused by the test")
+
 func (c *countingBlobs) Put(ctx context.Context, id cas.Hash, data []byte) error {
-	c.puts.Add(1)
+	n := c.puts.Add(1)
+	if k := c.failAfter.Load(); k > 0 && n > k {
+		return errPut
+	}
 	return c.Store.Put(ctx, id, data)
 }
 
@@ -128,6 +136,20 @@ func (e *env) write(t fataler, data []byte) content.Manifest {
 	return m
 }
 
+// writeReleased is write releasing the intents it took.
+func (e *env) writeReleased(t fataler, data []byte) content.Manifest {
+	t.Helper()
+	m, inline, in, err := e.store.Write(context.Background(), data)
+	if err == nil {
+		err = e.store.Release(context.Background(), in)
+	}
+	if err != nil {
+		t.Fatalf("write %d bytes: %v", len(data), err)
+	}
+	e.meta.put(inline)
+	return m
+}
+
 func (e *env) commit(t fataler, d *content.Draft) content.Manifest {
 	t.Helper()
 	m, inline, _, err := d.Commit(context.Background())
@@ -164,4 +186,22 @@ func randomBytes(seed uint64, n int) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
+}
+
+// heldIntents returns how many upload intents are not released.
+func (e *env) heldIntents(t fataler) int {
+	t.Helper()
+	held := 0
+	err := e.meta.View(context.Background(), func(tx meta.Tx) error {
+		return tx.Intents(func(in meta.Intent) error {
+			if !in.Released {
+				held++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatalf("list intents: %v", err)
+	}
+	return held
 }

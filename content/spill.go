@@ -3,6 +3,7 @@ package content
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -43,6 +44,74 @@ func (l *dirtyLog) append(p []byte) (int64, error) {
 	}
 	l.appendMem(p)
 	return off, nil
+}
+
+// appendFill appends n bytes that fill writes into the slices it is
+// given (p receives the bytes at off of the n) and returns their offset in
+// the log, copying them once into memory. On error the log is as it was.
+func (l *dirtyLog) appendFill(n int64, fill func(p []byte, off int64) error) (int64, error) {
+	start := l.size
+	if l.file == nil && l.size+n > l.limit {
+		if err := l.spill(); err != nil {
+			return 0, err
+		}
+	}
+	if l.file != nil {
+		buf := make([]byte, min(n, logBlock))
+		for done := int64(0); done < n; {
+			b := buf[:min(n-done, logBlock)]
+			if err := fill(b, done); err != nil {
+				return 0, err
+			}
+			if _, err := l.file.WriteAt(b, start+done); err != nil {
+				return 0, fmt.Errorf("write draft spill file: %w", err)
+			}
+			done += int64(len(b))
+		}
+		l.size += n
+		return start, nil
+	}
+	for done := int64(0); done < n; {
+		var b []byte
+		if l.size < logBlock {
+			k := int(min(n-done, logBlock-l.size))
+			l.head = slices.Grow(l.head, k)[:l.size+int64(k)]
+			b = l.head[l.size:]
+		} else {
+			if i := int(l.size/logBlock) - 1; i == len(l.blocks) {
+				if k := len(l.spare); k > 0 {
+					l.blocks, l.spare = append(l.blocks, l.spare[k-1]), l.spare[:k-1]
+				} else {
+					l.blocks = append(l.blocks, blockPool.Get().(*[logBlock]byte))
+				}
+			}
+			b = l.mem(l.size)
+			b = b[:min(int64(len(b)), n-done)]
+		}
+		if err := fill(b, done); err != nil {
+			l.truncate(start)
+			return 0, err
+		}
+		l.size += int64(len(b))
+		done += int64(len(b))
+	}
+	return start, nil
+}
+
+// truncate drops the log's bytes from size on, keeping its memory.
+func (l *dirtyLog) truncate(size int64) {
+	l.size = size
+	if size < logBlock {
+		l.head = l.head[:size]
+	}
+	keep := 0
+	if size > logBlock {
+		keep = int((size - 1) / logBlock)
+	}
+	for len(l.blocks) > keep {
+		k := len(l.blocks) - 1
+		l.spare, l.blocks = append(l.spare, l.blocks[k]), l.blocks[:k]
+	}
 }
 
 // appendMem adds p to the log's memory; the log must not have spilled.

@@ -66,6 +66,9 @@ type File struct {
 	m       content.Manifest // last committed contents seen
 	draft   *content.Draft   // buffered writes (nil until the first)
 	pending *commitState     // committed bytes not yet recorded
+	// held are the intents of the draft's background commits ahead
+	// (content.Draft.StartAhead), released like pending's.
+	held content.Intents
 	// deferred is the handle's last deferred commit (its file's
 	// creation, a Stage) until it is durable.
 	deferred *commitReq
@@ -255,14 +258,20 @@ func (h *File) poison(err error) error {
 	}
 	h.failed = err
 	if h.draft != nil {
-		h.draft.Discard()
+		err = errors.Join(err, h.draft.Discard())
 		h.draft = nil
 	}
+	return errors.Join(err, h.release())
+}
+
+// release releases the intents of the handle's unrecorded commits.
+func (h *File) release() error {
+	in := h.held
 	if h.pending != nil {
-		err = errors.Join(err, h.fs.d.Content.Release(h.ctx, h.pending.intents))
-		h.pending = nil
+		in = append(in, h.pending.intents...)
 	}
-	return err
+	h.pending, h.held = nil, nil
+	return h.fs.d.Content.Release(context.WithoutCancel(h.ctx), in)
 }
 
 // Poisoned reports whether a write failure poisoned h (see File): its
@@ -434,7 +443,12 @@ func (h *File) writeAt(p []byte, off int64) (int, error) {
 		return n, h.pathErr("write", err)
 	}
 	if h.draft.BufferedSinceCommit() >= commitAhead {
-		if err := h.commitDraft(true); err != nil {
+		// The draft stores what it holds on another goroutine while the
+		// application writes the next bytes; a failure of the previous
+		// one fails this write.
+		in, err := h.draft.StartAhead(h.ctx)
+		h.held = append(h.held, in...)
+		if err != nil {
 			return n, h.pathErr("write", err)
 		}
 	}
@@ -443,33 +457,27 @@ func (h *File) writeAt(p []byte, off int64) (int, error) {
 
 // commitAhead is how many written bytes a handle buffers, past what its
 // last commit ahead kept, before it commits them ahead to the content
-// store (the chunks they decide put, recorded in metadata only at Sync or
-// Close; the bytes after the last sure boundary stay buffered): a large
-// file's bytes then go from the application's buffer to chunks while it
-// writes, each chunk stored once and none read back, and the handle's
-// memory stays bounded.
+// store in the background (the chunks they decide put, recorded in
+// metadata only at Sync or Close; the bytes after the last sure boundary
+// stay buffered): a large file's bytes then go from the application's
+// buffer to chunks while it writes the next ones, each chunk stored once
+// and none read back, and the handle's memory stays bounded (two
+// windows: the one being written and the one being stored).
 const commitAhead = 16 << 20
 
 // commitDraft commits the draft to the content store as the handle's
-// pending state, superseding an earlier pending commit (whose intents
-// are released with this one's). Ahead, it stores only the chunks the
-// bytes so far decide (content.Draft.CommitAhead): the pending state is
-// then a prefix of the file, which a commit that is not ahead completes
-// before anything records it.
-func (h *File) commitDraft(ahead bool) error {
-	commit := h.draft.Commit
-	if ahead {
-		commit = h.draft.CommitAhead
-	}
-	m, inline, in, err := commit(h.ctx)
+// pending state, superseding an earlier pending commit (whose intents,
+// and those of the draft's commits ahead, are released with this one's).
+func (h *File) commitDraft() error {
+	m, inline, in, err := h.draft.Commit(h.ctx)
 	if err != nil {
 		return err
 	}
-	next := &commitState{m: m, inline: inline, intents: in}
+	next := &commitState{m: m, inline: inline, intents: append(in, h.held...)}
 	if h.pending != nil {
 		next.intents = append(next.intents, h.pending.intents...)
 	}
-	h.pending = next
+	h.pending, h.held = next, nil
 	return nil
 }
 
@@ -606,8 +614,8 @@ func (h *File) Stage() error {
 
 // commit records the handle's buffered writes, deferred or not.
 func (h *File) commit(deferred bool) error {
-	if h.draft != nil && (h.draft.Dirty() || h.pending != nil) {
-		if err := h.commitDraft(false); err != nil {
+	if h.draft != nil && (h.draft.Dirty() || h.pending != nil || len(h.held) > 0) {
+		if err := h.commitDraft(); err != nil {
 			return h.pathErr("sync", err)
 		}
 	}
@@ -690,12 +698,14 @@ func (h *File) Close() error {
 	} else {
 		err = h.sync()
 	}
-	if err != nil && h.pending != nil {
-		err = errors.Join(err, h.fs.d.Content.Release(context.WithoutCancel(h.ctx), h.pending.intents))
-	}
 	if h.draft != nil {
-		h.draft.Discard()
+		// Waits for a commit ahead still running, and releases its
+		// intents unless the commit returned them.
+		err = errors.Join(err, h.draft.Discard())
 		h.draft = nil
+	}
+	if err != nil {
+		err = errors.Join(err, h.release())
 	}
 	return err
 }
