@@ -46,9 +46,11 @@ type Draft struct {
 	// by the next StartAhead, CommitAhead or Commit.
 	held     Intents
 	aheadErr error
-	// spareHead is the first block of a merged job's log, for the next
-	// new log.
-	spareHead []byte
+	// gap is the room left at the start of the log StartAhead gave the
+	// draft, for the bytes its job leaves undecided (settle).
+	gap int64
+	// spareFlat is a merged job's flat log, for the next StartAhead.
+	spareFlat *[flatBytes]byte
 }
 
 // aheadJob is a commit ahead running on its own goroutine over the
@@ -354,9 +356,19 @@ func (d *Draft) StartAhead(ctx context.Context) (Intents, error) {
 		s: d.s, base: d.base, baseLimit: d.baseLimit, size: d.size, spans: d.spans,
 		baseEnds: d.baseEnds, baseCut: d.baseCut, baseHeld: d.baseHeld, wins: d.wins, log: d.log,
 	}
-	d.log = dirtyLog{limit: f.log.limit, head: d.spareHead[:0], spare: f.log.spare}
-	d.spareHead, f.log.spare = nil, nil
-	d.spans, d.wins, d.kept = nil, nil, 0
+	//
+	// The new log is flat, and starts with a gap of MaxSize bytes: the
+	// bytes the job leaves undecided (less than MaxSize) go at its end,
+	// right before what the writer appends, so the next commit ahead
+	// reads one run of memory.
+	gap := int64(d.s.opts.Params.MaxSize)
+	flat := d.spareFlat
+	if flat == nil {
+		flat = flatPool.Get().(*[flatBytes]byte)
+	}
+	d.log = dirtyLog{limit: f.log.limit, flat: flat, size: gap, spare: f.log.spare}
+	d.spareFlat, f.log.spare = nil, nil
+	d.spans, d.wins, d.kept, d.gap = nil, nil, gap, gap
 	j := &aheadJob{frozen: f, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 	d.job = j
 	go func() {
@@ -394,14 +406,19 @@ func (d *Draft) settle() {
 	if j.err == nil {
 		d.base, d.baseLimit, d.baseEnds, d.baseCut, d.baseHeld = j.m, j.m.Size, nil, true, true
 		d.held = append(d.held, j.in...)
-		if n := f.size - j.m.Size; n > 0 {
+		if n := f.size - j.m.Size; n > 0 && n <= d.gap && d.log.flat != nil {
+			// In the gap, right before the bytes written meanwhile.
+			logOff := d.gap - n
+			err = f.readAt(j.ctx, d.log.flat[logOff:d.gap], j.m.Size, false)
+			tail = []span{{off: j.m.Size, n: n, logOff: logOff}}
+		} else if n > 0 {
 			var logOff int64
 			logOff, err = d.log.appendFill(n, func(p []byte, off int64) error {
 				return f.readAt(j.ctx, p, j.m.Size+off, false)
 			})
 			tail = []span{{off: j.m.Size, n: n, logOff: logOff}}
+			d.kept += n
 		}
-		d.kept = f.size - j.m.Size
 	} else {
 		d.base, d.baseLimit, d.baseEnds, d.baseCut, d.baseHeld = f.base, f.baseLimit, f.baseEnds, f.baseCut, f.baseHeld
 		d.aheadErr = j.err
@@ -426,11 +443,12 @@ func (d *Draft) settle() {
 	for _, sp := range newer {
 		d.insert(sp)
 	}
+	d.gap = 0
 	d.wins = append(d.wins, f.wins...)
-	d.spareHead = f.log.head
+	d.spareFlat = f.log.flat
 	d.log.spare = append(d.log.spare, f.log.blocks...)
 	d.log.spare = append(d.log.spare, f.log.spare...)
-	f.log.head, f.log.blocks, f.log.spare = nil, nil, nil
+	f.log.flat, f.log.blocks, f.log.spare = nil, nil, nil
 	f.log.reset()
 }
 
@@ -508,7 +526,10 @@ func (d *Draft) Discard() error {
 	d.closed = true
 	d.spans = nil
 	d.log.reset()
-	d.spareHead = nil
+	if d.spareFlat != nil {
+		flatPool.Put(d.spareFlat)
+		d.spareFlat = nil
+	}
 	d.releaseWindows()
 	return err
 }
@@ -549,6 +570,18 @@ var windowPool = sync.Pool{New: func() any { return new([windowBytes]byte) }}
 func (s *draftSource) view(ctx context.Context, off, n, end int64) ([]byte, error) {
 	if off >= s.winOff && off+n <= s.winOff+int64(len(s.win)) {
 		return s.win[off-s.winOff:][:n], nil
+	}
+	if l := &s.d.log; l.flat != nil {
+		// Written bytes in a flat log are served where they are, up to
+		// the end of their span: the log does not change before the
+		// commit ends.
+		spans := s.d.spans
+		if i := sort.Search(len(spans), func(i int) bool { return spans[i].end() > off }); i < len(spans) && spans[i].off <= off && off+n <= spans[i].end() {
+			sp := spans[i]
+			lo := sp.logOff + off - sp.off
+			s.win, s.winOff = l.flat[lo:lo+min(sp.end(), max(end, off+n))-off], off
+			return s.win[:n], nil
+		}
 	}
 	var win []byte
 	size := s.d.reach(off+n, min(end, off+max(n, windowBytes))) - off

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -202,10 +203,17 @@ func TestCommitAheadLeavesTheLastChunkOpen(t *testing.T) {
 // TestStartAhead: a large draft written with a commit ahead started in
 // the background every few KiB reads back whole, commits to what writing
 // it whole gives, and its commits' intents cover every chunk: nothing
-// is left held once the caller releases what the calls returned.
+// is left held once the caller releases what the calls returned; also
+// when the draft spills to a file.
 func TestStartAhead(t *testing.T) {
+	for _, spill := range []int64{512, 0} {
+		t.Run(fmt.Sprint("spill=", spill), func(t *testing.T) { testStartAhead(t, spill) })
+	}
+}
+
+func testStartAhead(t *testing.T, spill int64) {
 	ctx := context.Background()
-	e := newEnv(t, content.Options{Params: small, InlineMax: 1})
+	e := newEnv(t, content.Options{Params: small, InlineMax: 1, SpillBytes: spill})
 	data := randomBytes(7, 200_000)
 	d := e.store.NewDraft(content.Manifest{})
 	var in content.Intents

@@ -18,13 +18,35 @@ var blockPool = sync.Pool{New: func() any { return new([logBlock]byte) }}
 // dirtyLog is an append-only log of a Draft's written bytes: in memory
 // until it would pass limit bytes, then in a temp file that is unlinked at
 // once, so a crash leaves nothing behind.
+//
+// A draft committing ahead in the background writes into a flat log
+// instead (flat): one buffer of flatBytes, so the chunker reads its bytes
+// where they are instead of copying them into windows. Past flatBytes it
+// becomes a log of blocks.
 type dirtyLog struct {
 	limit  int64
 	head   []byte            // log bytes [0, logBlock)
 	blocks []*[logBlock]byte // block i holds [(i+1)*logBlock, (i+2)*logBlock)
+	flat   *[flatBytes]byte  // when set, log bytes [0, flatBytes); head and blocks unused
 	file   *os.File
 	size   int64
 	spare  []*[logBlock]byte // blocks kept by recycle for the next appends
+}
+
+// flatBytes is the size of a flat log: a vfs handle's 16 MiB commit
+// ahead, the undecided tail before it (less than Params.MaxSize) and
+// room for the write that passes 16 MiB.
+const flatBytes = 32 << 20
+
+var flatPool = sync.Pool{New: func() any { return new([flatBytes]byte) }}
+
+// unflatten moves a flat log's bytes into blocks.
+func (l *dirtyLog) unflatten() {
+	f := l.flat
+	n := l.size
+	l.flat, l.size = nil, 0
+	l.appendMem(f[:n])
+	flatPool.Put(f)
 }
 
 // append adds p to the log and returns its offset in the log.
@@ -71,6 +93,17 @@ func (l *dirtyLog) appendFill(n int64, fill func(p []byte, off int64) error) (in
 		l.size += n
 		return start, nil
 	}
+	if l.flat != nil {
+		if l.size+n > flatBytes {
+			l.unflatten()
+		} else {
+			if err := fill(l.flat[l.size:l.size+n], 0); err != nil {
+				return 0, err
+			}
+			l.size += n
+			return start, nil
+		}
+	}
 	for done := int64(0); done < n; {
 		var b []byte
 		if l.size < logBlock {
@@ -101,6 +134,9 @@ func (l *dirtyLog) appendFill(n int64, fill func(p []byte, off int64) error) (in
 // truncate drops the log's bytes from size on, keeping its memory.
 func (l *dirtyLog) truncate(size int64) {
 	l.size = size
+	if l.flat != nil {
+		return
+	}
 	if size < logBlock {
 		l.head = l.head[:size]
 	}
@@ -116,6 +152,13 @@ func (l *dirtyLog) truncate(size int64) {
 
 // appendMem adds p to the log's memory; the log must not have spilled.
 func (l *dirtyLog) appendMem(p []byte) {
+	if l.flat != nil {
+		if l.size+int64(len(p)) <= flatBytes {
+			l.size += int64(copy(l.flat[l.size:], p))
+			return
+		}
+		l.unflatten()
+	}
 	if n := min(len(p), logBlock-len(l.head)); n > 0 {
 		l.head = append(l.head, p[:n]...)
 		p = p[n:]
@@ -175,6 +218,9 @@ func (l *dirtyLog) readAt(p []byte, off int64) error {
 
 // mem returns the log memory from off to the end of its block.
 func (l *dirtyLog) mem(off int64) []byte {
+	if l.flat != nil {
+		return l.flat[off:]
+	}
 	if off < logBlock {
 		return l.head[off:]
 	}
@@ -182,6 +228,10 @@ func (l *dirtyLog) mem(off int64) []byte {
 }
 
 func (l *dirtyLog) release() {
+	if l.flat != nil {
+		flatPool.Put(l.flat)
+		l.flat = nil
+	}
 	for _, b := range l.blocks {
 		blockPool.Put(b)
 	}
