@@ -199,12 +199,9 @@ func Open(ctx context.Context, opts Options) (_ *Store, err error) {
 	// New chunks wait for the disk together, once per metadata commit
 	// (vfs syncs them before it), not each at its put
 	// (docs/decisions/021).
-	// A local directory also syncs a large file's chunks while it is
-	// being written (content.Options.SyncAhead); a packing store would
-	// seal a pack at each of those.
 	s.content = content.New(content.Options{
 		Blobs: s.blobs, Meta: s.meta, Params: set.chunker,
-		InlineMax: set.inlineMax, CacheBytes: opts.CacheBytes, Defer: true, SyncAhead: s.packs == nil,
+		InlineMax: set.inlineMax, CacheBytes: opts.CacheBytes, Defer: true,
 	})
 	if err := s.recoverCollection(ctx); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

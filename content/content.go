@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"sync"
-	"sync/atomic"
 
 	"github.com/forkspace/forkspace/blob"
 	"github.com/forkspace/forkspace/cas"
@@ -60,13 +58,6 @@ type Options struct {
 	// it commits metadata referencing them (docs/decisions/021). Without
 	// Defer each chunk is durable when its put returns.
 	Defer bool
-	// SyncAhead, with Defer, has a commit ahead run in the background
-	// (Draft.StartAhead) start a Sync once its chunks are put, without
-	// waiting for it, so that the Sync before the metadata commit naming
-	// them finds most of a large file durable already. For blob stores
-	// whose Sync costs only the disk's work (a local directory), not for
-	// ones whose Sync shapes what they store (packblob seals a pack).
-	SyncAhead bool
 }
 
 // withDefaults returns o with zero fields replaced by defaults, or an error
@@ -111,11 +102,6 @@ type Store struct {
 	err      error // invalid options: every operation fails with it
 	cache    *cache
 	deferred blob.Deferred // Blobs, when Options.Defer and it defers
-
-	// behind serialises Syncs started by syncBehind; queued says one is
-	// waiting for it, which will take every chunk put until it starts.
-	behind sync.Mutex
-	queued atomic.Bool
 }
 
 // New returns a Store. Invalid options (see Options.Validate) do not panic:
@@ -140,24 +126,6 @@ func (s *Store) Sync(ctx context.Context) error {
 		return fmt.Errorf("sync content: %w", err)
 	}
 	return nil
-}
-
-// syncBehind starts a Sync on another goroutine unless one is already
-// waiting to start (it takes the chunks put before it starts, these
-// included), so at most two run or wait at a time. Its failure is
-// dropped: a Sync makes durable every blob stored before it, so the next
-// one, the barrier before a commit, covers what this one did not, and
-// reports its own failure.
-func (s *Store) syncBehind(ctx context.Context) {
-	if s.deferred == nil || !s.opts.SyncAhead || !s.queued.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		s.behind.Lock()
-		defer s.behind.Unlock()
-		s.queued.Store(false)
-		_ = s.deferred.Sync(ctx)
-	}()
 }
 
 // put stores one new chunk, deferred when configured.

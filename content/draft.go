@@ -378,9 +378,6 @@ func (d *Draft) StartAhead(ctx context.Context) (Intents, error) {
 			baseCut: f.baseCut, baseHeld: f.baseHeld, ahead: true,
 		}
 		j.m, _, j.in, j.err = f.s.commit(ctx, l)
-		if j.err == nil {
-			f.s.syncBehind(context.WithoutCancel(ctx))
-		}
 	}()
 	return in, nil
 }

@@ -35,6 +35,6 @@ func OpenDeps(t testing.TB, dir string) vfs.Deps {
 	return vfs.Deps{
 		Meta:    m,
 		KV:      kv.New(m, kv.Options{}),
-		Content: content.New(content.Options{Blobs: blobs, Meta: m, Params: chunk.DefaultParams, Defer: true, SyncAhead: true}),
+		Content: content.New(content.Options{Blobs: blobs, Meta: m, Params: chunk.DefaultParams, Defer: true}),
 	}
 }
