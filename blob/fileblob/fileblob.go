@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,62 @@ type Store struct {
 	unsynced     []string
 	unsyncedDirs []string
 	syncing      sync.Mutex
+
+	// frees are empty files in tmp this Store made of deleted blobs, for
+	// its next puts to reuse (at most maxFree).
+	freeMu sync.Mutex
+	frees  []string
+}
+
+// maxFree bounds the deleted blob files a Store keeps for reuse.
+const maxFree = 4096
+
+// free removes the blob file at p from its name by moving it into tmp as
+// an empty file that a later put writes again, instead of unlinking it:
+// on ext4 without a journal every new inode's allocation skips the
+// inodes deleted in the last minutes one by one, so a store that deletes
+// blobs and writes new ones paid for each in its next creations
+// (docs/decisions/032). Past maxFree files it unlinks.
+func (s *Store) free(p string) error {
+	s.freeMu.Lock()
+	full := len(s.frees) >= maxFree
+	s.freeMu.Unlock()
+	if full {
+		return os.Remove(p)
+	}
+	name := filepath.Join(s.dir, tmpDir, fmt.Sprintf("free-%016x", rand.Uint64()))
+	if err := os.Rename(p, name); err != nil {
+		return err
+	}
+	if err := os.Truncate(name, 0); err != nil {
+		// Gone (another process's Open removed it as stale) or not
+		// truncatable: not worth keeping.
+		_ = os.Remove(name)
+		return nil
+	}
+	s.freeMu.Lock()
+	s.frees = append(s.frees, name)
+	s.freeMu.Unlock()
+	return nil
+}
+
+// reuseFree opens one of the store's free files for writing, or returns
+// nil when it has none left.
+func (s *Store) reuseFree() *os.File {
+	for {
+		s.freeMu.Lock()
+		n := len(s.frees)
+		if n == 0 {
+			s.freeMu.Unlock()
+			return nil
+		}
+		name := s.frees[n-1]
+		s.frees = s.frees[:n-1]
+		s.freeMu.Unlock()
+		if f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+			return f
+		}
+	}
 }
 
 // Open returns a Store over dir, creating dir if needed, and removes stale
@@ -145,12 +202,15 @@ func (s *Store) put(ctx context.Context, id cas.Hash, data []byte, durable bool)
 }
 
 func (s *Store) writeTemp(final string, id cas.Hash, data []byte, durable bool) error {
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), id.String()+"-*")
-	if err != nil {
-		return err
+	f := s.reuseFree()
+	if f == nil {
+		var err error
+		if f, err = os.CreateTemp(filepath.Join(s.dir, tmpDir), id.String()+"-*"); err != nil {
+			return err
+		}
 	}
 	tmp := f.Name()
-	err = writePieces(f, data)
+	err := writePieces(f, data)
 	if err == nil {
 		if durable {
 			err = f.Sync()
@@ -438,14 +498,15 @@ func (s *Store) Stat(ctx context.Context, id cas.Hash) (blob.Info, error) {
 	return blob.Info{ID: id, Size: info.Size(), ModTime: info.ModTime()}, nil
 }
 
-// Delete removes the blob's file, then its leaf and shard directories if
-// that left them empty; a missing blob is not an error.
+// Delete removes the blob's file from its name (keeping the emptied file
+// in tmp for a later put to reuse, see free), then its leaf and shard
+// directories if that left them empty; a missing blob is not an error.
 func (s *Store) Delete(ctx context.Context, id cas.Hash) error {
 	if err := s.check(ctx, "delete", id); err != nil {
 		return err
 	}
 	p := s.Path(id)
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.free(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete blob %s: %w", id, err)
 	}
 	s.dirs.Delete(leafOf(id))
