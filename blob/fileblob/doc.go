@@ -39,7 +39,7 @@
 // (at most 4,096 kept): creating an inode on ext4 without a journal
 // skips, one by one, every inode deleted in the last minutes, which made
 // the inode allocation up to a third of a write's CPU on a store that
-// collects garbage (docs/decisions/032). The emptied files are temp files
+// collects garbage (docs/decisions/033). The emptied files are temp files
 // like others: a crash leaves them to the next Open's clean-up.
 //
 // Delete removes the leaf and shard directories it leaves empty (rmdir

@@ -62,7 +62,7 @@ const maxFree = 4096
 // on ext4 without a journal every new inode's allocation skips the
 // inodes deleted in the last minutes one by one, so a store that deletes
 // blobs and writes new ones paid for each in its next creations
-// (docs/decisions/032). Past maxFree files it unlinks.
+// (docs/decisions/033). Past maxFree files it unlinks.
 func (s *Store) free(p string) error {
 	s.freeMu.Lock()
 	full := len(s.frees) >= maxFree
