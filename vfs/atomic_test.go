@@ -139,18 +139,7 @@ func TestWriteFileFromCommitsAhead(t *testing.T) {
 	old := randBytes(7, 60_000)
 	must(t, f.WriteFile(ctx, "f", old, 0o644))
 	data := randBytes(8, 48<<20)
-	held := func() int {
-		n := 0
-		must(t, e.deps.Meta.View(ctx, func(tx meta.Tx) error {
-			return tx.Intents(func(in meta.Intent) error {
-				if !in.Released {
-					n++
-				}
-				return nil
-			})
-		}))
-		return n
-	}
+	held := func() int { return pendingIntents(t, ctx, e) }
 
 	heldAtEnd := -1
 	atEnd := readerFunc(func([]byte) (int, error) {
@@ -397,4 +386,19 @@ func TestCommitAhead(t *testing.T) {
 			return nil
 		})
 	}))
+}
+
+// pendingIntents counts the upload intents of e's store not released yet.
+func pendingIntents(t *testing.T, ctx context.Context, e *env) int {
+	t.Helper()
+	n := 0
+	must(t, e.deps.Meta.View(ctx, func(tx meta.Tx) error {
+		return tx.Intents(func(in meta.Intent) error {
+			if !in.Released {
+				n++
+			}
+			return nil
+		})
+	}))
+	return n
 }

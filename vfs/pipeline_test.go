@@ -12,7 +12,6 @@ import (
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/chunk"
 	"github.com/forkspace/forkspace/content"
-	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/vfs"
 )
 
@@ -69,18 +68,7 @@ func TestCommitAheadPipelined(t *testing.T) {
 		}
 		return nil
 	}
-	held := func() int {
-		n := 0
-		must(t, e.deps.Meta.View(ctx, func(tx meta.Tx) error {
-			return tx.Intents(func(in meta.Intent) error {
-				if !in.Released {
-					n++
-				}
-				return nil
-			})
-		}))
-		return n
-	}
+	held := func() int { return pendingIntents(t, ctx, e) }
 	check := func(name string, want []byte) {
 		t.Helper()
 		got, err := f.ReadFile(ctx, name)

@@ -14,13 +14,7 @@ import (
 // against 'forkspace fuse mount --allow-other' as root: zero failures, as
 // on ext4 (posixsuite's TestHostFS runs the same cases there).
 func TestFusePOSIX(t *testing.T) {
-	fusetest.Require(t)
-	if os.Geteuid() != 0 {
-		citest.Missing(t, "the POSIX suite needs root")
-	}
-	c := newCLI(t)
-	c.ok(nil, "workspace", "create", "w")
-	dir := t.TempDir()
+	c, dir := posixStore(t)
 	posixsuite.OpenParents(t, dir)
 	c.start("mounted", "fuse", "mount", "w", dir, "--allow-other")
 	posixsuite.Run(t, dir)
@@ -29,13 +23,7 @@ func TestFusePOSIX(t *testing.T) {
 // TestServeFusePOSIX runs the suite again in a workspace's directory
 // under 'serve --fuse', whose mount serves every workspace of the store.
 func TestServeFusePOSIX(t *testing.T) {
-	fusetest.Require(t)
-	if os.Geteuid() != 0 {
-		citest.Missing(t, "the POSIX suite needs root")
-	}
-	c := newCLI(t)
-	c.ok(nil, "workspace", "create", "w")
-	dir := t.TempDir()
+	c, dir := posixStore(t)
 	posixsuite.OpenParents(t, dir)
 	c.start("serving MCP", "serve", "--addr", "127.0.0.1:0", "--fuse", dir, "--fuse-allow-other")
 	posixsuite.Run(t, filepath.Join(dir, "w"))
@@ -45,13 +33,7 @@ func TestServeFusePOSIX(t *testing.T) {
 // change, reads still served) on a --read-only mount, a checkpoint's
 // mount and a checkpoint under .forkspace/checkpoints of a live mount.
 func TestFusePOSIXReadOnly(t *testing.T) {
-	fusetest.Require(t)
-	if os.Geteuid() != 0 {
-		citest.Missing(t, "the POSIX suite needs root")
-	}
-	c := newCLI(t)
-	c.ok(nil, "workspace", "create", "w")
-	dir := t.TempDir()
+	c, dir := posixStore(t)
 	d := c.start("mounted", "fuse", "mount", "w", dir)
 	posixsuite.ReadOnlyFixture(t, dir)
 	d.stop()
@@ -73,4 +55,16 @@ func TestFusePOSIXReadOnly(t *testing.T) {
 			d.stop()
 		})
 	}
+}
+
+// posixStore checks what the suite needs (FUSE, root) and returns a CLI
+// on a store with workspace w, and a directory to mount it at.
+func posixStore(t *testing.T) (*cli, string) {
+	fusetest.Require(t)
+	if os.Geteuid() != 0 {
+		citest.Missing(t, "the POSIX suite needs root")
+	}
+	c := newCLI(t)
+	c.ok(nil, "workspace", "create", "w")
+	return c, t.TempDir()
 }

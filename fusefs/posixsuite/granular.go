@@ -9,18 +9,24 @@ import "golang.org/x/sys/unix"
 // rule that root passes them all.
 var _ = register("granular", dirMatrix())
 
+// class is a user in one permission class of a file that Alice owns
+// and Bob's group holds: shift places the class's bits in the mode.
+type class struct {
+	name  string
+	u     User
+	shift uint
+}
+
+// classes are the four ways to be in a class: owner, group by primary
+// and by supplementary id, other.
+var classes = []class{
+	{"owner", Alice, 6},
+	{"group", Bob, 3},
+	{"suppl-group", User{Name: "other+bobs", UID: 65530, GID: 65530, Groups: []uint32{Bob.GID}}, 3},
+	{"other", User{Name: "other", UID: 65530, GID: 65530}, 0},
+}
+
 func dirMatrix() []tcase {
-	type who struct {
-		name  string
-		u     User
-		shift uint
-	}
-	whos := []who{
-		{"owner", Alice, 6},
-		{"group", Bob, 3},
-		{"suppl-group", User{Name: "other+bobs", UID: 65530, GID: 65530, Groups: []uint32{Bob.GID}}, 3},
-		{"other", User{Name: "other", UID: 65530, GID: 65530}, 0},
-	}
 	type access struct {
 		name string
 		need uint32 // r=4 w=2 x=1
@@ -35,7 +41,7 @@ func dirMatrix() []tcase {
 		{"rename-within", 3, func(t *T, u User, d string) string { return t.do(u, "rename", d+"/f", d+"/g") }},
 	}
 	var out []tcase
-	for _, w := range whos {
+	for _, w := range classes {
 		for _, bits := range []uint32{0, 1, 3, 5, 6, 7} {
 			for _, a := range accs {
 				out = append(out, tcase{w.name + "-" + octal(bits) + "-" + a.name, granularRun(w.u, w.shift, bits, a.need, a.do)})

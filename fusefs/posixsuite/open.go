@@ -315,24 +315,13 @@ var _ = register("open", withPaths(
 // of owner, group (primary and supplementary) and other, each pattern of
 // read and write bits granted to that class only, and each access mode.
 func accessMatrix() []tcase {
-	type who struct {
-		name  string
-		u     User
-		shift uint
-	}
-	whos := []who{
-		{"owner", Alice, 6},
-		{"group", Bob, 3},
-		{"suppl-group", User{Name: "bob-as-other+group", UID: 65530, GID: 65530, Groups: []uint32{Bob.GID}}, 3},
-		{"other", User{Name: "other", UID: 65530, GID: 65530}, 0},
-	}
 	accs := []struct {
 		name  string
 		flags int
 		need  uint32 // r=4 w=2
 	}{{"rdonly", unix.O_RDONLY, 4}, {"wronly", unix.O_WRONLY, 2}, {"rdwr", unix.O_RDWR, 6}}
 	var out []tcase
-	for _, w := range whos {
+	for _, w := range classes {
 		for _, bits := range []uint32{0, 2, 4, 6} {
 			for _, a := range accs {
 				out = append(out, tcase{"access/" + w.name + "-" + octal(bits) + "-" + a.name, func(t *T) {
