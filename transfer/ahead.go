@@ -9,134 +9,167 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
-// readAhead reads the small regular files of one directory listing ahead
-// of an export's walk: runtime.GOMAXPROCS workers read (and so verify)
-// their bytes, at most readAheadFiles files ahead of the walk, while the
-// sink writes the ones before (their attributes and extended attributes
-// come with the listing). Consecutive files that may be inline (at most
-// content.MaxInlineMax bytes) are read up to readAheadBatch in one
-// vfs.FS.ReadFilesIn (names resolved from their directory, one metadata
-// request for their bodies); a larger one is read on its own, so chunked
-// files are read in parallel. Reads of a live workspace see its state
-// when they run, as an export's reads always did.
-type readAhead struct {
-	files  []aheadFile   // by index in the listing
-	slots  chan struct{} // one per file read but not yet taken
+// walkAhead runs an export's walk of a workspace ahead of its sink: one
+// goroutine lists the directories in walk order and hands each entry on
+// (at most walkAheadEntries ahead of the sink), and runtime.GOMAXPROCS
+// workers read the small regular files among them meanwhile (and so
+// verify their bytes), across directories, so the readers never wait for
+// the sink to reach the next directory. Consecutive files of one listing
+// that may be inline (at most content.MaxInlineMax bytes) are read up to
+// readAheadBatch in one vfs.FS.ReadFilesIn (names resolved from their
+// directory, one metadata request for their bodies); a larger one is read
+// on its own, so chunked files are read in parallel. Reads of a live
+// workspace see its state when they run, as an export's reads always did.
+type walkAhead struct {
+	items  chan walked
+	jobs   chan aheadJob
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// readAheadFiles bounds the files a directory's walk reads ahead (each at
-// most smallFile bytes; a walk reads ahead in each directory it is in),
-// readAheadBatch at a time.
+// walkAheadEntries bounds the entries listed ahead of the sink (each a
+// file of at most smallFile bytes read ahead, or none); readAheadBatch
+// files of a directory are read together.
 const (
-	readAheadFiles = 32
-	readAheadBatch = 16
+	walkAheadEntries = 128
+	readAheadBatch   = 16
 )
 
-// aheadFile is one file of a listing: read ahead when done is not nil,
-// and read once done is closed.
+// walked is one entry of the walk, in order: its name in the transfer,
+// its workspace path and listing, and its bytes when read ahead; or the
+// error that ended the walk.
+type walked struct {
+	name, p string
+	di      vfs.DirInfo
+	af      *aheadFile
+	err     error
+}
+
+// aheadFile is a file read ahead, once done is closed.
 type aheadFile struct {
 	done chan struct{}
 	data []byte
 	err  error
 }
 
-// newReadAhead starts reading the files of f in directory dir listed as
-// dis whose entry in files has a done channel (dis and files are indexed
-// alike).
-func newReadAhead(ctx context.Context, f *vfs.FS, dir string, dis []vfs.DirInfo, files []aheadFile) *readAhead {
-	ra := &readAhead{files: files, slots: make(chan struct{}, readAheadFiles)}
-	jobs := aheadJobs(dis, files)
-	if len(jobs) == 0 {
-		return ra
-	}
-	ctx, ra.cancel = context.WithCancel(ctx)
-	next := make(chan []int)
-	ra.wg.Go(func() {
-		defer close(next)
-		for _, job := range jobs {
-			for range job {
-				select {
-				case ra.slots <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case next <- job:
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
+// aheadJob is one read: files of directory dir.
+type aheadJob struct {
+	dir   string
+	names []string
+	files []*aheadFile
+}
+
+// startWalk starts walking directory p (named name in the transfer) of
+// s: list yields its entries, read ahead when bodies is set.
+func (s *wsSource) startWalk(ctx context.Context, p, name string, bodies bool) *walkAhead {
+	ctx, cancel := context.WithCancel(ctx)
+	wa := &walkAhead{items: make(chan walked, walkAheadEntries), jobs: make(chan aheadJob, walkAheadEntries/readAheadBatch), cancel: cancel}
 	for range runtime.GOMAXPROCS(0) {
-		ra.wg.Go(func() {
-			for job := range next {
-				ra.read(ctx, f, dir, dis, job)
+		wa.wg.Go(func() {
+			for job := range wa.jobs {
+				read(ctx, s.fs, job)
 			}
 		})
 	}
-	return ra
+	wa.wg.Go(func() {
+		defer close(wa.items)
+		defer close(wa.jobs)
+		if err := s.list(ctx, wa, p, name, bodies); err != nil {
+			select {
+			case wa.items <- walked{err: err}:
+			case <-ctx.Done():
+			}
+		}
+	})
+	return wa
 }
 
-// aheadJobs groups the files to read ahead (indexes into dis) into the
-// reads that fetch them: consecutive files that may be inline together,
-// up to readAheadBatch, any other file alone.
-func aheadJobs(dis []vfs.DirInfo, files []aheadFile) [][]int {
-	var jobs [][]int
-	inline := func(i int) bool { return dis[i].Info.Size() <= content.MaxInlineMax }
-	for i := range files {
-		if files[i].done == nil {
+// list hands on the entries of directory p and, after each
+// subdirectory's own entry, the subdirectory's.
+func (s *wsSource) list(ctx context.Context, wa *walkAhead, p, name string, bodies bool) error {
+	dis, err := s.fs.ReadDirInfo(ctx, p, bodies)
+	if err != nil {
+		return err
+	}
+	files := make([]*aheadFile, len(dis))
+	if bodies {
+		for i, di := range dis {
+			if s.readsAhead(di, s.join(p, di.Name)) {
+				files[i] = &aheadFile{done: make(chan struct{})}
+			}
+		}
+	}
+	jobs := aheadJobs(p, dis, files)
+	for i, di := range dis {
+		cp := s.join(p, di.Name)
+		if s.fs.IsVirtual(cp) {
+			continue // a virtual mount: served live, never exported
+		}
+		if len(jobs) > 0 && jobs[0].files[0] == files[i] {
+			select {
+			case wa.jobs <- jobs[0]:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			jobs = jobs[1:]
+		}
+		select {
+		case wa.items <- walked{name: s.join(name, di.Name), p: cp, di: di, af: files[i]}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if di.Info.IsDir() {
+			if err := s.list(ctx, wa, cp, s.join(name, di.Name), bodies); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// aheadJobs groups the files of directory dir to read ahead (those of
+// files not nil; dis and files are indexed alike) into the reads that
+// fetch them: consecutive files that may be inline together, up to
+// readAheadBatch, any other file alone.
+func aheadJobs(dir string, dis []vfs.DirInfo, files []*aheadFile) []aheadJob {
+	var jobs []aheadJob
+	batching := false // the last job reads files that may be inline
+	for i, af := range files {
+		if af == nil {
 			continue
 		}
-		if n := len(jobs); n > 0 && inline(i) && inline(jobs[n-1][0]) && len(jobs[n-1]) < readAheadBatch {
-			jobs[n-1] = append(jobs[n-1], i)
-		} else {
-			jobs = append(jobs, []int{i})
+		inline := dis[i].Info.Size() <= content.MaxInlineMax
+		if n := len(jobs); n > 0 && inline && batching && len(jobs[n-1].files) < readAheadBatch {
+			jobs[n-1].names = append(jobs[n-1].names, dis[i].Name)
+			jobs[n-1].files = append(jobs[n-1].files, af)
+			continue
 		}
+		jobs = append(jobs, aheadJob{dir: dir, names: []string{dis[i].Name}, files: []*aheadFile{af}})
+		batching = inline
 	}
 	return jobs
 }
 
-// read reads the files of batch (indexes into dis) and marks each done.
-func (ra *readAhead) read(ctx context.Context, f *vfs.FS, dir string, dis []vfs.DirInfo, batch []int) {
-	names := make([]string, len(batch))
-	for j, i := range batch {
-		names[j] = dis[i].Name
-	}
+// read reads the files of job and marks each done.
+func read(ctx context.Context, f *vfs.FS, job aheadJob) {
 	done := 0
-	err := f.ReadFilesIn(ctx, dir, names, func(j int, data []byte, err error) error {
-		af := &ra.files[batch[j]]
+	err := f.ReadFilesIn(ctx, job.dir, job.names, func(j int, data []byte, err error) error {
+		af := job.files[j]
 		af.data, af.err = data, err
 		close(af.done)
 		done++
 		return nil
 	})
-	for _, i := range batch[done:] { // ReadFilesIn failed as a whole
-		af := &ra.files[i]
+	for _, af := range job.files[done:] { // ReadFilesIn failed as a whole
 		af.err = err
 		close(af.done)
 	}
 }
 
-// take returns file i of the listing once it is read, or nil if it is not
-// read ahead.
-func (ra *readAhead) take(i int) *aheadFile {
-	af := &ra.files[i]
-	if af.done == nil {
-		return nil
+// stop ends the walk and waits for its goroutines.
+func (wa *walkAhead) stop() {
+	wa.cancel()
+	for range wa.items { // the lister may be blocked handing on one
 	}
-	<-af.done
-	<-ra.slots
-	return af
-}
-
-// stop ends the reading and waits for the readers.
-func (ra *readAhead) stop() {
-	if ra.cancel == nil {
-		return
-	}
-	ra.cancel() // the feeder stops; the readers finish what they hold
-	ra.wg.Wait()
+	wa.wg.Wait()
 }

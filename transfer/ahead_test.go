@@ -21,8 +21,8 @@ import (
 	"github.com/forkspace/forkspace/vfs"
 )
 
-// batchTree writes, into directory d of f, more small files than the
-// export reads ahead at once, inline and chunked and empty ones
+// batchTree writes, into directory d of f, more small files than one
+// read-ahead fetches (readAheadBatch), inline and chunked and empty ones
 // interleaved with a large file, links, a subdirectory and extended
 // attributes, and returns the body of the inline file d/f050.
 func batchTree(t *testing.T, f *vfs.FS) []byte {

@@ -74,47 +74,30 @@ func (s *wsSource) visit(ctx context.Context, bodies bool, fn func(*entry, io.Re
 	return s.dir(ctx, s.root, ".", seen, bodies, fn)
 }
 
+// dir passes the entries beneath directory p (named name in the
+// transfer) to fn in walk order, listed and read ahead (walkAhead).
 func (s *wsSource) dir(ctx context.Context, p, name string, seen map[uint64]string, bodies bool, fn func(*entry, io.Reader) error) error {
-	dis, err := s.fs.ReadDirInfo(ctx, p, bodies)
-	if err != nil {
-		return err
-	}
-	files := make([]aheadFile, len(dis))
-	if bodies {
-		for i, di := range dis {
-			files[i] = s.readsAhead(di, s.join(p, di.Name))
+	wa := s.startWalk(ctx, p, name, bodies)
+	defer wa.stop()
+	for w := range wa.items {
+		if w.err != nil {
+			return w.err
 		}
-	}
-	ra := newReadAhead(ctx, s.fs, p, dis, files)
-	defer ra.stop()
-	for i, di := range dis {
-		cp, cn := s.join(p, di.Name), s.join(name, di.Name)
-		if s.fs.IsVirtual(cp) {
-			continue // a virtual mount: served live, never exported
-		}
-		if err := s.emit(ctx, cn, cp, di, seen, bodies, ra.take(i), fn); err != nil {
+		if err := s.emit(ctx, w.name, w.p, w.di, seen, bodies, w.af, fn); err != nil {
 			return err
 		}
-		if di.Info.IsDir() {
-			if err := s.dir(ctx, cp, cn, seen, bodies, fn); err != nil {
-				return err
-			}
-		}
 	}
-	return nil
+	return ctx.Err()
 }
 
-// readsAhead returns what the walk reads ahead of directory entry di (at
-// p): a small regular file of one name (its done channel made), or
-// nothing.
-func (s *wsSource) readsAhead(di vfs.DirInfo, p string) aheadFile {
+// readsAhead reports whether the walk reads directory entry di (at p)
+// ahead: a small regular file of one name.
+func (s *wsSource) readsAhead(di vfs.DirInfo, p string) bool {
 	if !di.Info.Mode().IsRegular() || di.Info.Size() > smallFile || s.fs.IsVirtual(p) {
-		return aheadFile{}
+		return false
 	}
-	if a, ok := di.Info.Sys().(*vfs.Attr); ok && a.Nlink > 1 && !s.copyLinks {
-		return aheadFile{}
-	}
-	return aheadFile{done: make(chan struct{})}
+	a, ok := di.Info.Sys().(*vfs.Attr)
+	return !ok || a.Nlink <= 1 || s.copyLinks
 }
 
 // emit passes one entry (a directory without its contents), listed as
@@ -139,6 +122,7 @@ func (s *wsSource) emit(ctx context.Context, name, p string, di vfs.DirInfo, see
 	case !bodies || e.kind != kindFile:
 		return fn(e, nil)
 	case af != nil:
+		<-af.done
 		if af.err != nil {
 			return af.err
 		}
