@@ -93,16 +93,26 @@ func (l *dirtyLog) appendFill(n int64, fill func(p []byte, off int64) error) (in
 		l.size += n
 		return start, nil
 	}
+	if err := l.fillMem(n, fill); err != nil {
+		return 0, err
+	}
+	return start, nil
+}
+
+// fillMem appends n bytes to the log's memory (the log must not have
+// spilled), which fill writes into the slices it is given (p receives
+// the bytes at off of the n). On error the log is as it was.
+func (l *dirtyLog) fillMem(n int64, fill func(p []byte, off int64) error) error {
+	start := l.size
 	if l.flat != nil {
-		if l.size+n > flatBytes {
-			l.unflatten()
-		} else {
+		if l.size+n <= flatBytes {
 			if err := fill(l.flat[l.size:l.size+n], 0); err != nil {
-				return 0, err
+				return err
 			}
 			l.size += n
-			return start, nil
+			return nil
 		}
+		l.unflatten()
 	}
 	for done := int64(0); done < n; {
 		var b []byte
@@ -123,12 +133,12 @@ func (l *dirtyLog) appendFill(n int64, fill func(p []byte, off int64) error) (in
 		}
 		if err := fill(b, done); err != nil {
 			l.truncate(start)
-			return 0, err
+			return err
 		}
 		l.size += int64(len(b))
 		done += int64(len(b))
 	}
-	return start, nil
+	return nil
 }
 
 // truncate drops the log's bytes from size on, keeping its memory.
@@ -152,30 +162,10 @@ func (l *dirtyLog) truncate(size int64) {
 
 // appendMem adds p to the log's memory; the log must not have spilled.
 func (l *dirtyLog) appendMem(p []byte) {
-	if l.flat != nil {
-		if l.size+int64(len(p)) <= flatBytes {
-			l.size += int64(copy(l.flat[l.size:], p))
-			return
-		}
-		l.unflatten()
-	}
-	if n := min(len(p), logBlock-len(l.head)); n > 0 {
-		l.head = append(l.head, p[:n]...)
-		p = p[n:]
-		l.size += int64(n)
-	}
-	for len(p) > 0 {
-		if i := int(l.size/logBlock) - 1; i == len(l.blocks) {
-			if k := len(l.spare); k > 0 {
-				l.blocks, l.spare = append(l.blocks, l.spare[k-1]), l.spare[:k-1]
-			} else {
-				l.blocks = append(l.blocks, blockPool.Get().(*[logBlock]byte))
-			}
-		}
-		n := copy(l.mem(l.size), p)
-		p = p[n:]
-		l.size += int64(n)
-	}
+	_ = l.fillMem(int64(len(p)), func(b []byte, off int64) error {
+		copy(b, p[off:])
+		return nil
+	})
 }
 
 func (l *dirtyLog) spill() error {

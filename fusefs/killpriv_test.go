@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/forkspace/forkspace/fusefs"
+	"github.com/forkspace/forkspace/internal/citest"
 	"github.com/forkspace/forkspace/meta"
 )
 
@@ -25,7 +26,7 @@ import (
 // kernel's cache all agree.
 func TestKillSuidgid(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root (files written as another user and as root without CAP_FSETID)")
+		citest.Missing(t, "TestKillSuidgid needs root (files written as another user and as root without CAP_FSETID)")
 	}
 	ctx := context.Background()
 	st := openStore(t)
