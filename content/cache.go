@@ -54,6 +54,19 @@ func (c *cache) add(h cas.Hash, data []byte) {
 	c.addLocked(h, data)
 }
 
+// addIfRoom caches data under h if it fits beside what is cached, evicting
+// nothing: the admission of a bulk read (grep, export), which passes over
+// more bodies than the cache holds and would otherwise evict each before
+// its next pass, leaving nothing to hit and churning the heap. A bulk read
+// of a tree that fits is cached whole, as add would.
+func (c *cache) addIfRoom(h cas.Hash, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.used+int64(len(data)) <= c.max {
+		c.addLocked(h, data)
+	}
+}
+
 func (c *cache) addLocked(h cas.Hash, data []byte) {
 	size := int64(len(data))
 	if _, ok := c.entries[h]; ok || size > c.max/4 {

@@ -45,6 +45,29 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 }
 
+// TestCacheAddIfRoom: a bulk read's admission fills free room and evicts
+// nothing, so a pass over more than the cache holds leaves what was cached.
+func TestCacheAddIfRoom(t *testing.T) {
+	c := newCache(400)
+	h := func(i int) cas.Hash { return cas.Sum([]byte(fmt.Sprint(i))) }
+	c.add(h(0), make([]byte, 100))
+	for i := 1; i < 10; i++ {
+		c.addIfRoom(h(i), make([]byte, 100))
+	}
+	for i := range 10 {
+		if _, ok := get(c, h(i)); ok != (i < 4) {
+			t.Errorf("entry %d cached: %v, want %v", i, ok, i < 4)
+		}
+	}
+	if c.used != 400 {
+		t.Fatalf("cache accounts %d bytes, want 400", c.used)
+	}
+	c.add(h(10), make([]byte, 100)) // an ordinary add still evicts
+	if _, ok := get(c, h(10)); !ok {
+		t.Fatal("add after the cache filled kept nothing")
+	}
+}
+
 func TestCacheMergesConcurrentFetches(t *testing.T) {
 	c := newCache(1 << 20)
 	h := cas.Sum([]byte("x"))

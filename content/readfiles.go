@@ -26,8 +26,9 @@ func (s *Store) ReadAll(ctx context.Context, m Manifest) ([]byte, error) {
 // does, and calls fn with each file's bytes or error, in order. The inline
 // bodies that are not cached are read from metadata together (one
 // meta.Store.GetInlines request for all of ms instead of a query per
-// file), then verified and cached as ReadAt's are; a body the store does
-// not hold is errdefs.ErrCorrupt. A file of one chunk that is not cached
+// file), then verified, and cached while the cache has room (a bulk read
+// evicts nothing that other readers reuse); a body the store does not
+// hold is errdefs.ErrCorrupt. A file of one chunk that is not cached
 // is read straight from the blob store (verified there) and not cached: a
 // bulk reader (an export, grep) reads it once, and caching it would evict
 // what other readers reuse. data may be the cache's own bytes, not
@@ -100,12 +101,13 @@ func (s *Store) readInline(ctx context.Context, e Extent, bodies map[cas.Hash][]
 }
 
 // cacheInline verifies data, just read from metadata, as the inline body
-// e and caches it. A batch's bodies are read already, so they skip the
+// e and caches it if the cache has room (cache.addIfRoom: a bulk read
+// evicts nothing). A batch's bodies are read already, so they skip the
 // cache's merging of concurrent loads (cache.fetch).
 func (s *Store) cacheInline(e Extent, data []byte) ([]byte, error) {
 	_, err := verifyInline(e, data)
 	if err == nil {
-		s.cache.add(e.Hash, data)
+		s.cache.addIfRoom(e.Hash, data)
 		err = checkSize(e, data)
 	}
 	if err != nil {

@@ -73,6 +73,40 @@ func TestReadFiles(t *testing.T) {
 	}
 }
 
+// TestReadFilesKeepsCache reads more inline bodies in bulk than the cache
+// holds, twice: the bodies cached before stay cached, and so do the ones
+// the first pass found room for.
+func TestReadFilesKeepsCache(t *testing.T) {
+	e := newEnv(t, content.Options{InlineMax: 1 << 10, CacheBytes: 4 << 10})
+	var ms []content.Manifest
+	for i := range 16 {
+		ms = append(ms, e.write(t, randomBytes(uint64(i), 1000)))
+	}
+	s := e.reopen()
+	hot := ms[:1]
+	read := func(ms []content.Manifest) {
+		t.Helper()
+		if err := s.ReadFiles(t.Context(), ms, func(i int, _ []byte, err error) error { return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(hot)
+	e.meta.batches = 0
+	for range 2 {
+		for i := 1; i < len(ms); i += 4 {
+			read(ms[i : i+4])
+		}
+	}
+	if e.meta.batches != 8 { // each batch of each pass holds a body not cached
+		t.Errorf("two bulk passes asked metadata %d times, want 8", e.meta.batches)
+	}
+	read(hot)
+	read(ms[1:4]) // the first pass's bodies that fitted beside hot
+	if e.meta.batches != 8 {
+		t.Error("a bulk read larger than the cache evicted bodies cached before it")
+	}
+}
+
 // TestReadFilesOnce reads a file of one chunk twice in bulk: each read
 // gets the chunk from the blob store (a bulk read does not cache chunks).
 func TestReadFilesOnce(t *testing.T) {
