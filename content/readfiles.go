@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/meta"
 )
 
 // ReadAll returns the whole contents of the file m describes, verified as
@@ -26,9 +27,11 @@ func (s *Store) ReadAll(ctx context.Context, m Manifest) ([]byte, error) {
 // does, and calls fn with each file's bytes or error, in order. The inline
 // bodies that are not cached are read from metadata together (one
 // meta.Store.GetInlines request for all of ms instead of a query per
-// file), then verified, and cached while the cache has room (a bulk read
-// evicts nothing that other readers reuse); a body the store does not
-// hold is errdefs.ErrCorrupt. A file of one chunk that is not cached
+// file), then verified — against the checksum stored beside each when the
+// metadata store keeps one (meta.CheckedInlines), else against its hash —
+// and cached while the cache has room (a bulk read evicts nothing that
+// other readers reuse); a body the store does not hold is
+// errdefs.ErrCorrupt. A file of one chunk that is not cached
 // is read straight from the blob store (verified there) and not cached: a
 // bulk reader (an export, grep) reads it once, and caching it would evict
 // what other readers reuse. data may be the cache's own bytes, not
@@ -59,9 +62,18 @@ func (s *Store) batched(m Manifest) bool {
 	return s.err == nil && m.Inline && m.Size > 0 && m.check() == nil
 }
 
-// loadInlines reads the inline bodies of ms that are not cached, unverified,
-// by hash. A body that is absent is absent from the map.
-func (s *Store) loadInlines(ctx context.Context, ms []Manifest) (map[cas.Hash][]byte, error) {
+// body is an inline body as loadInlines read it: checked when it matched
+// the checksum stored with it (meta.CheckedInlines), else still to be
+// verified against its hash.
+type body struct {
+	data    []byte
+	checked bool
+}
+
+// loadInlines reads the inline bodies of ms that are not cached, by hash,
+// with the stored checksums' verdicts when the metadata store keeps them.
+// A body that is absent is absent from the map.
+func (s *Store) loadInlines(ctx context.Context, ms []Manifest) (map[cas.Hash]body, error) {
 	var hs []cas.Hash
 	for _, m := range ms {
 		if s.batched(m) && !s.cache.has(m.Extents[0].Hash) {
@@ -71,11 +83,17 @@ func (s *Store) loadInlines(ctx context.Context, ms []Manifest) (map[cas.Hash][]
 	if len(hs) == 0 {
 		return nil, nil
 	}
-	bodies := make(map[cas.Hash][]byte, len(hs))
-	err := s.opts.Meta.GetInlines(ctx, hs, func(h cas.Hash, data []byte) error {
-		bodies[h] = data
+	bodies := make(map[cas.Hash]body, len(hs))
+	add := func(h cas.Hash, data []byte, checked bool) error {
+		bodies[h] = body{data, checked}
 		return nil
-	})
+	}
+	var err error
+	if c, ok := s.opts.Meta.(meta.CheckedInlines); ok {
+		err = c.GetCheckedInlines(ctx, hs, add)
+	} else {
+		err = s.opts.Meta.GetInlines(ctx, hs, func(h cas.Hash, data []byte) error { return add(h, data, false) })
+	}
 	return bodies, err
 }
 
@@ -84,7 +102,7 @@ func (s *Store) loadInlines(ctx context.Context, ms []Manifest) (map[cas.Hash][]
 // own. A body cached when the batch was planned may have been evicted
 // since, and one the store lacks is reported as loadInline reports it.
 // loadErr, the batch's error, is the error of a body it left unread.
-func (s *Store) readInline(ctx context.Context, e Extent, bodies map[cas.Hash][]byte, loadErr error) ([]byte, error) {
+func (s *Store) readInline(ctx context.Context, e Extent, bodies map[cas.Hash]body, loadErr error) ([]byte, error) {
 	if b, ok := bodies[e.Hash]; ok {
 		return s.cacheInline(e, b)
 	}
@@ -100,20 +118,24 @@ func (s *Store) readInline(ctx context.Context, e Extent, bodies map[cas.Hash][]
 	return data, nil
 }
 
-// cacheInline verifies data, just read from metadata, as the inline body
-// e and caches it if the cache has room (cache.addIfRoom: a bulk read
-// evicts nothing). A batch's bodies are read already, so they skip the
-// cache's merging of concurrent loads (cache.fetch).
-func (s *Store) cacheInline(e Extent, data []byte) ([]byte, error) {
-	_, err := verifyInline(e, data)
+// cacheInline verifies b, just read from metadata, as the inline body e
+// (against its hash unless its stored checksum vouched for it) and caches
+// it if the cache has room (cache.addIfRoom: a bulk read evicts nothing).
+// A batch's bodies are read already, so they skip the cache's merging of
+// concurrent loads (cache.fetch).
+func (s *Store) cacheInline(e Extent, b body) ([]byte, error) {
+	var err error
+	if !b.checked {
+		_, err = verifyInline(e, b.data)
+	}
 	if err == nil {
-		s.cache.addIfRoom(e.Hash, data)
-		err = checkSize(e, data)
+		s.cache.addIfRoom(e.Hash, b.data)
+		err = checkSize(e, b.data)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read content: %w", err)
 	}
-	return data, nil
+	return b.data, nil
 }
 
 // readOnce is ReadAll of m for a reader that reads it once: a file of one

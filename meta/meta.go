@@ -50,6 +50,20 @@ type Store interface {
 	Close() error
 }
 
+// CheckedInlines is implemented by stores that keep a checksum beside each
+// inline body, written with it (the SQL drivers: CRC-32C,
+// docs/decisions/034-inline-body-checksums.md). Checking a body against it
+// costs a fraction of hashing it again, which bulk readers (grep, export)
+// would otherwise pay for every file.
+type CheckedInlines interface {
+	// GetCheckedInlines is GetInlines that also reports whether each body
+	// matched the checksum stored with it. A body stored without one
+	// (before checksums) or that does not match is reported unchecked:
+	// the caller verifies it against its hash, which tells a damaged body
+	// (errdefs.ErrCorrupt) from a damaged checksum (the body is sound).
+	GetCheckedInlines(ctx context.Context, hs []cas.Hash, fn func(h cas.Hash, data []byte, checked bool) error) error
+}
+
 // Tx is one transaction. A Tx must not be used after its View or Update
 // function returns, nor from more than one goroutine.
 type Tx interface {

@@ -186,6 +186,36 @@ func testGetInlines(t *testing.T, s meta.Store) {
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Fatalf("GetInlines whose fn fails: %v after %d calls, want %v after 1", err, calls, stop)
 	}
+
+	// A driver that keeps checksums reports the same bodies, each checked,
+	// also after a second put of them.
+	c, ok := s.(meta.CheckedInlines)
+	if !ok {
+		return
+	}
+	update(t, s, func(tx meta.Tx) error { return tx.PutInline(objs[:10]) })
+	checked := map[cas.Hash]bool{}
+	err = c.GetCheckedInlines(ctx, ask, func(h cas.Hash, data []byte, ok bool) error {
+		if _, seen := checked[h]; seen {
+			t.Errorf("checked body %s reported twice", h.Short())
+		}
+		checked[h] = ok
+		if !bytes.Equal(data, want[h]) {
+			t.Errorf("checked body %s = %d bytes, want %d", h.Short(), len(data), len(want[h]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("GetCheckedInlines: %v", err)
+	}
+	if len(checked) != len(want) {
+		t.Errorf("GetCheckedInlines reported %d bodies, want %d", len(checked), len(want))
+	}
+	for h, ok := range checked {
+		if !ok {
+			t.Fatalf("body %s, stored with its checksum, reported unchecked", h.Short())
+		}
+	}
 }
 
 func testObjects(t *testing.T, s meta.Store) {

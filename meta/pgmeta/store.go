@@ -295,6 +295,18 @@ func (s *Store) GetInline(ctx context.Context, h cas.Hash) ([]byte, error) {
 // GetInlines implements meta.Store: one query per getInlinesBatch hashes,
 // outside any transaction.
 func (s *Store) GetInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+	return s.getInlines(ctx, hs, false, func(h cas.Hash, data []byte, _ bool) error { return fn(h, data) })
+}
+
+// GetCheckedInlines implements meta.CheckedInlines: GetInlines, each body
+// checked against its stored CRC-32C (sqltx.InlineChecked).
+func (s *Store) GetCheckedInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte, bool) error) error {
+	return s.getInlines(ctx, hs, true, fn)
+}
+
+// getInlines reads the bodies of hs in batches of getInlinesBatch; with
+// check, checked reports that a body matched its stored checksum.
+func (s *Store) getInlines(ctx context.Context, hs []cas.Hash, check bool, fn func(h cas.Hash, data []byte, checked bool) error) error {
 	const op = "get inline bodies"
 	if err := s.start(op); err != nil {
 		return err
@@ -307,7 +319,7 @@ func (s *Store) GetInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash,
 		for i := range hs[:n] {
 			keys = append(keys, hs[i][:])
 		}
-		if err := s.getInlines(ctx, keys, fn); err != nil {
+		if err := s.queryInlines(ctx, keys, check, fn); err != nil {
 			return fmt.Errorf("%s: %w", op, translate(err))
 		}
 		hs = hs[n:]
@@ -319,31 +331,35 @@ func (s *Store) GetInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash,
 // bytes one result holds (inline bodies are at most 64 KiB).
 const getInlinesBatch = 256
 
-// getInlines runs one query for the bodies of keys.
-func (s *Store) getInlines(ctx context.Context, keys [][]byte, fn func(cas.Hash, []byte) error) error {
+// queryInlines runs one query for the bodies of keys.
+func (s *Store) queryInlines(ctx context.Context, keys [][]byte, check bool, fn func(cas.Hash, []byte, bool) error) error {
 	rows, err := s.pool.Query(ctx, qGetInlines, keys)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var k, data []byte
+	var (
+		k, data []byte
+		crc     sql.NullInt64
+	)
 	for rows.Next() {
-		if err := rows.Scan(&k, &data); err != nil { // a fresh data each row
+		if err := rows.Scan(&k, &data, &crc); err != nil { // a fresh data each row
 			return err
 		}
 		h, err := cas.FromBytes(k)
 		if err != nil {
 			return err
 		}
-		if err := fn(h, data); err != nil {
+		if err := fn(h, data, check && sqltx.InlineChecked(data, crc.Int64, crc.Valid)); err != nil {
 			return err
 		}
 	}
 	return rows.Err()
 }
 
-// qGetInlines selects the inline bodies of an array of hashes.
-const qGetInlines = `SELECT hash, data FROM inline_bodies WHERE hash = ANY($1)`
+// qGetInlines selects the inline bodies of an array of hashes, with their
+// checksums.
+const qGetInlines = `SELECT hash, data, crc FROM inline_bodies WHERE hash = ANY($1)`
 
 func (s *Store) getObject(ctx context.Context, op, query string, h cas.Hash) ([]byte, error) {
 	if err := s.start(op); err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forkspace/forkspace/cas"
+	"github.com/forkspace/forkspace/meta"
 	"github.com/forkspace/forkspace/meta/internal/sqltx"
 )
 
@@ -256,5 +258,49 @@ func TestMigrateInlineRowid(t *testing.T) {
 	}
 	if _, err := conn.ExecContext(ctx, `INSERT INTO inline_bodies (hash, data, created_at) VALUES (?, 'dup', 1)`, []byte{0}); err == nil {
 		t.Error("a second row with the same hash was accepted")
+	}
+}
+
+// TestMigrateInlineChecksums upgrades a 0018 database holding an inline
+// body: the body reads as before, unchecked (no checksum: readers verify
+// it against its hash), and a put of the same body writes its checksum.
+func TestMigrateInlineChecksums(t *testing.T) {
+	ctx := context.Background()
+	path, db, conn, ms, log := migratedDB(t, 18)
+	data := []byte("a body written before checksums")
+	h := cas.Sum(data)
+	if _, err := conn.ExecContext(ctx, `INSERT INTO inline_bodies (hash, data, created_at, touched_at) VALUES (?, ?, 1, 1)`, h[:], data); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, conn, ms, log); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	db.Close()
+
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	read := func() (got []byte, checked bool) {
+		t.Helper()
+		err := s.GetCheckedInlines(ctx, []cas.Hash{h}, func(_ cas.Hash, d []byte, ok bool) error {
+			got, checked = d, ok
+			return nil
+		})
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read the body: %q, %v", got, err)
+		}
+		return got, checked
+	}
+	if _, checked := read(); checked {
+		t.Error("a body stored without a checksum was reported checked")
+	}
+	if err := s.Update(ctx, func(tx meta.Tx) error { return tx.PutInline([]meta.Object{{Hash: h, Data: data}}) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, checked := read(); !checked {
+		t.Error("a second put of the body wrote no checksum")
 	}
 }

@@ -60,10 +60,11 @@ func (p *pointReader) get(ctx context.Context, query string, arg []byte) (data [
 // batchArgs is how many arguments getMany's queries take.
 const batchArgs = 64
 
-// getMany runs query, which selects a BLOB key and a BLOB for each of
-// batchArgs BLOB arguments (an IN list), with keys (at most batchArgs;
-// fewer are padded by repeating the last) and calls fn for each row.
-func (p *pointReader) getMany(ctx context.Context, query string, keys [][]byte, fn func(key, data []byte) error) error {
+// getMany runs query, which selects a BLOB key, a BLOB and an INTEGER or
+// NULL for each of batchArgs BLOB arguments (an IN list), with keys (at
+// most batchArgs; fewer are padded by repeating the last) and calls fn for
+// each row: num is the third column, stored false when it is NULL.
+func (p *pointReader) getMany(ctx context.Context, query string, keys [][]byte, fn func(key, data []byte, num int64, stored bool) error) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -74,13 +75,14 @@ func (p *pointReader) getMany(ctx context.Context, query string, keys [][]byte, 
 	for i := range args {
 		args[i] = driver.NamedValue{Ordinal: i + 1, Value: keys[min(i, len(keys)-1)]}
 	}
-	return p.rows(ctx, query, args, 2, func(row []driver.Value) error {
+	return p.rows(ctx, query, args, 3, func(row []driver.Value) error {
 		k, ok1 := row[0].([]byte)
 		d, ok2 := row[1].([]byte)
-		if !ok1 || !ok2 && row[1] != nil {
-			return fmt.Errorf("batched read: got %T, %T, want bytes", row[0], row[1])
+		num, ok3 := row[2].(int64)
+		if !ok1 || !ok2 && row[1] != nil || !ok3 && row[2] != nil {
+			return fmt.Errorf("batched read: got %T, %T, %T, want bytes, bytes, integer", row[0], row[1], row[2])
 		}
-		return fn(k, d)
+		return fn(k, d, num, ok3)
 	})
 }
 

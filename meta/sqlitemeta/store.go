@@ -251,18 +251,25 @@ func (s *Store) GetNode(ctx context.Context, h cas.Hash) ([]byte, error) {
 // GetNodes implements kv.BatchSource: one query for up to 64 nodes, on
 // the point-read connections.
 func (s *Store) GetNodes(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
-	return s.getObjects(ctx, "get nodes", qGetNodes, hs, fn)
+	return s.getObjects(ctx, "get nodes", qGetNodes, hs, false, func(h cas.Hash, data []byte, _ bool) error { return fn(h, data) })
 }
 
 // GetInlines implements meta.Store: one query for up to 64 bodies, on the
 // point-read connections.
 func (s *Store) GetInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
-	return s.getObjects(ctx, "get inline bodies", qGetInlines, hs, fn)
+	return s.getObjects(ctx, "get inline bodies", qGetInlines, hs, false, func(h cas.Hash, data []byte, _ bool) error { return fn(h, data) })
+}
+
+// GetCheckedInlines implements meta.CheckedInlines: GetInlines, each body
+// checked against its stored CRC-32C (sqltx.InlineChecked).
+func (s *Store) GetCheckedInlines(ctx context.Context, hs []cas.Hash, fn func(cas.Hash, []byte, bool) error) error {
+	return s.getObjects(ctx, "get inline bodies", qGetInlines, hs, true, fn)
 }
 
 // getObjects reads the objects of hs with query (one of batchArgs hashes)
-// in batches and calls fn for each one found.
-func (s *Store) getObjects(ctx context.Context, op, query string, hs []cas.Hash, fn func(cas.Hash, []byte) error) error {
+// in batches and calls fn for each one found; with check, checked reports
+// that the object matched the checksum query selects beside it.
+func (s *Store) getObjects(ctx context.Context, op, query string, hs []cas.Hash, check bool, fn func(h cas.Hash, data []byte, checked bool) error) error {
 	if err := s.startRead(op); err != nil {
 		return err
 	}
@@ -274,12 +281,12 @@ func (s *Store) getObjects(ctx context.Context, op, query string, hs []cas.Hash,
 		for i := range hs[:n] {
 			keys = append(keys, hs[i][:])
 		}
-		err := s.points.getMany(ctx, query, keys, func(k, data []byte) error {
+		err := s.points.getMany(ctx, query, keys, func(k, data []byte, crc int64, stored bool) error {
 			h, err := cas.FromBytes(k)
 			if err != nil {
 				return err
 			}
-			return fn(h, data)
+			return fn(h, data, check && sqltx.InlineChecked(data, crc, stored))
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, translate(err))
@@ -289,10 +296,11 @@ func (s *Store) getObjects(ctx context.Context, op, query string, hs []cas.Hash,
 	return nil
 }
 
-// qGetNodes and qGetInlines select the objects of batchArgs hashes.
+// qGetNodes and qGetInlines select the objects of batchArgs hashes, with
+// the checksum of each inline body.
 var (
-	qGetNodes   = `SELECT hash, data FROM nodes WHERE hash IN (` + batchParams + `)`
-	qGetInlines = `SELECT hash, data FROM inline_bodies WHERE hash IN (` + batchParams + `)`
+	qGetNodes   = `SELECT hash, data, NULL FROM nodes WHERE hash IN (` + batchParams + `)`
+	qGetInlines = `SELECT hash, data, crc FROM inline_bodies WHERE hash IN (` + batchParams + `)`
 )
 
 // batchParams is the parameter list of batchArgs arguments.

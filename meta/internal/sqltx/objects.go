@@ -18,22 +18,28 @@ const (
 var (
 	putNodes = newMultiRow(`INSERT INTO nodes (hash, data, created_at, touched_at) VALUES `,
 		`(?, ?, `+nowFunc+`(), `+nowFunc+`())`, ` ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at`)
-	putInline = newMultiRow(`INSERT INTO inline_bodies (hash, data, created_at, touched_at) VALUES `,
-		`(?, ?, `+nowFunc+`(), `+nowFunc+`())`, ` ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at`)
+	// A put of a body stored before checksums (crc NULL) fills its crc in:
+	// the same hash is the same bytes.
+	putInline = newMultiRow(`INSERT INTO inline_bodies (hash, data, crc, created_at, touched_at) VALUES `,
+		`(?, ?, ?, `+nowFunc+`(), `+nowFunc+`())`,
+		` ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at, crc = COALESCE(inline_bodies.crc, excluded.crc)`)
 )
 
 // PutNodes implements meta.Tx.
-func (t *Tx) PutNodes(nodes []meta.Object) error { return t.putObjects("put nodes", putNodes, nodes) }
+func (t *Tx) PutNodes(nodes []meta.Object) error {
+	return t.putObjects("put nodes", putNodes, nodes, false)
+}
 
-// PutInline implements meta.Tx.
+// PutInline implements meta.Tx: each body with its checksum (InlineSum).
 func (t *Tx) PutInline(bodies []meta.Object) error {
-	return t.putObjects("put inline bodies", putInline, bodies)
+	return t.putObjects("put inline bodies", putInline, bodies, true)
 }
 
 // putObjects inserts objs, each hash once: one multi-row INSERT … ON
 // CONFLICT DO UPDATE may not name a row twice on PostgreSQL (SQLSTATE
-// 21000), and a group commit can carry one body from two mutations.
-func (t *Tx) putObjects(op string, m *multiRow, objs []meta.Object) error {
+// 21000), and a group commit can carry one body from two mutations. With
+// sum, m's third parameter is each object's checksum.
+func (t *Tx) putObjects(op string, m *multiRow, objs []meta.Object, sum bool) error {
 	objs = uniqueObjects(objs)
 	return t.insert(op, m, len(objs), func(i int, dst []any) {
 		data := objs[i].Data
@@ -41,6 +47,9 @@ func (t *Tx) putObjects(op string, m *multiRow, objs []meta.Object) error {
 			data = []byte{}
 		}
 		dst[0], dst[1] = objs[i].Hash[:], data
+		if sum {
+			dst[2] = InlineSum(data)
+		}
 	})
 }
 
