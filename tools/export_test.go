@@ -2,11 +2,10 @@ package tools
 
 import "time"
 
-// ASCIILower exposes asciiLower to the external tests.
-func ASCIILower(s string) (string, bool) {
-	dst := make([]byte, len(s))
-	ok := asciiLower(dst, []byte(s))
-	return string(dst), ok
+// ContainsFold exposes containsFold, looking for needle's rarest byte as
+// grep does, to the external tests.
+func ContainsFold(data, needle string) bool {
+	return containsFold([]byte(data), []byte(needle), rarestByte([]byte(needle)))
 }
 
 // SetMaxReadFile lowers the largest file read loads until the returned

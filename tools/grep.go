@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -62,17 +61,18 @@ func (l literal) find(data []byte) []int {
 
 // regex matches an RE2 expression, after a literal prefilter: a file that
 // does not contain the expression's required literal is not searched. A
-// case-insensitive literal (ASCII only) is looked for in an ASCII-lowered
-// copy of the file; a file with non-ASCII bytes is always searched, since
-// Unicode folding has more cases (K and the Kelvin sign).
+// case-insensitive literal (ASCII only, in lower case) is looked for with
+// ASCII letters in either case (containsFold). Unicode folding has two
+// more cases for ASCII letters, the Kelvin sign for k and the long s for
+// s: a file that may hold either is always searched when the literal
+// holds k or s.
 type regex struct {
 	re      *re2.Regexp
 	require []byte
 	fold    bool
+	rare    int  // the index in require of its rarest byte (fold only)
+	unicode bool // require holds k or s (fold only)
 }
-
-// lowerBufs recycles the buffers of case-insensitive prefiltering.
-var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 func (r regex) find(data []byte) []int {
 	if r.require != nil && !r.mayMatch(data) {
@@ -88,52 +88,92 @@ func (r regex) find(data []byte) []int {
 
 // mayMatch runs the prefilter.
 func (r regex) mayMatch(data []byte) bool {
-	if !r.fold {
+	switch {
+	case !r.fold:
 		return bytes.Contains(data, r.require)
+	case r.unicode && (bytes.IndexByte(data, 0xE2) >= 0 || bytes.IndexByte(data, 0xC5) >= 0):
+		return true // the first bytes of U+212A (Kelvin) and U+017F (long s)
 	}
-	bp := lowerBufs.Get().(*[]byte)
-	defer lowerBufs.Put(bp)
-	if cap(*bp) < len(data) {
-		*bp = make([]byte, len(data))
-	}
-	lower := (*bp)[:len(data)]
-	if !asciiLower(lower, data) {
-		return true
-	}
-	return bytes.Contains(lower, r.require)
+	return containsFold(data, r.require, r.rare)
 }
 
-// asciiLower writes src with ASCII letters lowered into dst (of the same
-// length), eight bytes at a time. It reports false, leaving dst partly
-// written, if src holds a non-ASCII byte.
-func asciiLower(dst, src []byte) bool {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-	)
-	i := 0
-	for ; i+8 <= len(src); i += 8 {
-		w := binary.LittleEndian.Uint64(src[i:])
-		if w&high != 0 {
+// containsFold reports whether data holds needle (ASCII, lower case, not
+// empty) with its ASCII letters in either case. It looks for needle's byte
+// rare (in both cases) with bytes.IndexByte and compares needle around
+// each place it occurs: no copy of data, and few comparisons when the byte
+// is rare in data.
+func containsFold(data, needle []byte, rare int) bool {
+	lo, up := needle[rare], upperASCII(needle[rare])
+	last := len(data) - len(needle) + rare // the last place rare may sit
+	nextLo, nextUp := -1, -1               // the next places lo and up occur
+	for at := rare; at <= last; {
+		if nextLo < at {
+			nextLo = indexFrom(data, lo, at)
+		}
+		if nextUp < at {
+			nextUp = indexFrom(data, up, at)
+		}
+		p := min(nextLo, nextUp)
+		if p > last {
 			return false
 		}
-		// Per byte: high bit set if byte >= 'A', and if byte > 'Z'.
-		ge := w + (0x80-'A')*ones
-		gt := w + (0x80-'Z'-1)*ones
-		upper := ge &^ gt & high
-		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2)
+		if equalFoldASCII(data[p-rare:p-rare+len(needle)], needle) {
+			return true
+		}
+		at = p + 1
 	}
-	for ; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c >= utf8.RuneSelf:
-			return false
-		case 'A' <= c && c <= 'Z':
+	return false
+}
+
+// indexFrom is the index of the first c in data at or after from, or
+// len(data).
+func indexFrom(data []byte, c byte, from int) int {
+	if i := bytes.IndexByte(data[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(data)
+}
+
+// equalFoldASCII reports whether b equals lower (ASCII, lower case) with
+// b's ASCII letters in either case.
+func equalFoldASCII(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		dst[i] = c
+		if c != lower[i] {
+			return false
+		}
 	}
 	return true
+}
+
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+// byteRarity orders lower-case letters from the most to the least frequent
+// in English and source code; rarestByte prefers bytes late in it, and
+// other bytes (digits, punctuation) to the first half.
+const byteRarity = " etaoinsrlcdhupmfgybwvkxjqz"
+
+// rarestByte returns the index in needle of the byte least likely to occur
+// in text, by byteRarity.
+func rarestByte(needle []byte) int {
+	best, bestRank := 0, -1
+	for i, c := range needle {
+		rank := strings.IndexByte(byteRarity, c)
+		if rank < 0 {
+			rank = len(byteRarity) / 2
+		}
+		if rank > bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	return best
 }
 
 // newMatcher compiles the pattern of in.
@@ -163,7 +203,11 @@ func newMatcher(in grepIn) (matcher, error) {
 		return nil, argError("invalid regular expression %q: %v; use literal=true to search for the text as is", in.Pattern, err)
 	}
 	lit, fold := requiredLiteral(flags + expr)
-	return regex{re: re, require: lit, fold: fold}, nil
+	r := regex{re: re, require: lit, fold: fold}
+	if fold && lit != nil {
+		r.rare, r.unicode = rarestByte(lit), bytes.ContainsAny(lit, "ks")
+	}
+	return r, nil
 }
 
 // requiredLiteral returns the longest literal every match of expr must

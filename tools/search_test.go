@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/forkspace/forkspace/tools"
 )
@@ -112,21 +114,30 @@ func TestGrepHugeOutput(t *testing.T) {
 	}
 }
 
-func FuzzASCIILower(f *testing.F) {
-	for _, s := range []string{"", "Hello, World! @[`{", "ABCDEFGHIJKLMNOPQRSTUVWXYZ abc", "caf\u00e9 KEY", "\x7f\x00Z@["} {
-		f.Add(s)
+// FuzzContainsFold compares the case-insensitive prefilter with lowering
+// both sides: needle is lowered ASCII letters and punctuation.
+func FuzzContainsFold(f *testing.F) {
+	for _, c := range [][2]string{{"the KEY is here", "key is"}, {"", "a"}, {"aAaA", "aaa"}, {"xyz", "xyzw"}, {"caf\u00e9 KeY", "key"}, {"@[`{ZZ", "z"}} {
+		f.Add(c[0], c[1])
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := tools.ASCIILower(s)
-		ascii := true
-		for i := 0; i < len(s); i++ {
-			ascii = ascii && s[i] < 0x80
+	f.Fuzz(func(t *testing.T, data, needle string) {
+		needle = strings.Map(func(r rune) rune {
+			if r >= utf8.RuneSelf || r == 0 {
+				return 'x'
+			}
+			return unicode.ToLower(r)
+		}, needle)
+		if needle == "" {
+			return
 		}
-		if ok != ascii {
-			t.Fatalf("ASCIILower(%q) ok = %v, want %v", s, ok, ascii)
+		lower := []byte(data)
+		for i, c := range lower {
+			if 'A' <= c && c <= 'Z' {
+				lower[i] = c + 'a' - 'A'
+			}
 		}
-		if ok && got != strings.ToLower(s) {
-			t.Fatalf("ASCIILower(%q) = %q, want %q", s, got, strings.ToLower(s))
+		if got, want := tools.ContainsFold(data, needle), strings.Contains(string(lower), needle); got != want {
+			t.Fatalf("ContainsFold(%q, %q) = %v, want %v", data, needle, got, want)
 		}
 	})
 }
