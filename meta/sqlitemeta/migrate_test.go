@@ -130,6 +130,19 @@ func migratedDB(t *testing.T, v int) (path string, db *sql.DB, conn *sql.Conn, m
 	return path, db, conn, ms, log
 }
 
+// openMigrated closes a migratedDB's connection and opens the database at
+// path as a Store, closed when the test ends.
+func openMigrated(t *testing.T, path string, conn *sql.Conn) *Store {
+	t.Helper()
+	conn.Close()
+	s, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestMigrateTenants(t *testing.T) {
 	ctx := context.Background()
 	conn, ms, log := migratedTo(t, 7)
@@ -266,7 +279,7 @@ func TestMigrateInlineRowid(t *testing.T) {
 // it against its hash), and a put of the same body writes its checksum.
 func TestMigrateInlineChecksums(t *testing.T) {
 	ctx := context.Background()
-	path, db, conn, ms, log := migratedDB(t, 18)
+	path, _, conn, ms, log := migratedDB(t, 18)
 	data := []byte("a body written before checksums")
 	h := cas.Sum(data)
 	if _, err := conn.ExecContext(ctx, `INSERT INTO inline_bodies (hash, data, created_at, touched_at) VALUES (?, ?, 1, 1)`, h[:], data); err != nil {
@@ -275,14 +288,7 @@ func TestMigrateInlineChecksums(t *testing.T) {
 	if err := migrate(ctx, conn, ms, log); err != nil {
 		t.Fatal(err)
 	}
-	conn.Close()
-	db.Close()
-
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMigrated(t, path, conn)
 	read := func() (got []byte, checked bool) {
 		t.Helper()
 		err := s.GetCheckedInlines(ctx, []cas.Hash{h}, func(_ cas.Hash, d []byte, ok bool) error {

@@ -17,7 +17,7 @@ import (
 // version counter are gone.
 func TestMigrateStagingRecords(t *testing.T) {
 	ctx := context.Background()
-	path, db, conn, ms, log := migratedDB(t, 14)
+	path, _, conn, ms, log := migratedDB(t, 14)
 	for _, q := range metatest.StagingRowsBefore() {
 		if _, err := conn.ExecContext(ctx, q[0].(string), q[1:]...); err != nil {
 			t.Fatalf("%s: %v", q[0], err)
@@ -32,15 +32,7 @@ func TestMigrateStagingRecords(t *testing.T) {
 	if err != nil || left != 0 {
 		t.Errorf("old tables and counter after 0015: %d, %v", left, err)
 	}
-	conn.Close()
-	db.Close()
-
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	metatest.CheckStagingRecords(t, s)
+	metatest.CheckStagingRecords(t, openMigrated(t, path, conn))
 }
 
 // TestForkRefersToRecords upgrades a database of migration 0016 holding a
@@ -68,13 +60,7 @@ func TestForkRefersToRecords(t *testing.T) {
 	if err := migrate(ctx, conn, ms, log); err != nil {
 		t.Fatal(err)
 	}
-	conn.Close()
-
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMigrated(t, path, conn)
 	update := func(fn func(meta.Tx) error) {
 		t.Helper()
 		if err := s.Update(ctx, fn); err != nil {
