@@ -25,6 +25,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	srcDir := filepath.Join(t.TempDir(), "src")
 	st := openLocal(t, srcDir)
 	fill(t, st)
+	st = settled(t, st, func() *forkspace.Store { return openLocal(t, srcDir) })
 	want := describe(t, st)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -129,6 +130,7 @@ func TestCopyInterrupted(t *testing.T) {
 	srcDir := filepath.Join(t.TempDir(), "src")
 	st := openLocal(t, srcDir)
 	fill(t, st)
+	st = settled(t, st, func() *forkspace.Store { return openLocal(t, srcDir) })
 	want := describe(t, st)
 	st.Close()
 	otherDir := filepath.Join(t.TempDir(), "other")
@@ -188,25 +190,31 @@ func TestCopySharedStore(t *testing.T) {
 	ctx := context.Background()
 	v := s3test.StartVersity(t, "bucket")
 	rem := newRemote(t, v, "bucket", "shared")
-	side := rem.sharedSide(t)
-	st, err := forkspace.Open(ctx, forkspace.Options{Dir: t.TempDir(), Meta: side.Meta, Blobs: side.Blobs, Shared: true, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	open := func() *forkspace.Store {
+		side := rem.sharedSide(t)
+		st, err := forkspace.Open(ctx, forkspace.Options{Dir: dir, Meta: side.Meta, Blobs: side.Blobs, Shared: true, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
 	}
+	st := open()
 	fill(t, st)
+	st = settled(t, st, open)
 	want := describe(t, st)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "local")
-	src, dst := rem.side(t), localSide(t, dir)
+	copyDir := filepath.Join(t.TempDir(), "local")
+	src, dst := rem.side(t), localSide(t, copyDir)
 	r, err := storecopy.Copy(ctx, src, dst, storecopy.Options{})
 	closeSide(t, src)
 	closeSide(t, dst)
 	if err != nil || !r.Verified {
 		t.Fatalf("copy of a shared store: %+v, %v", r, err)
 	}
-	local := openLocal(t, dir)
+	local := openLocal(t, copyDir)
 	defer local.Close()
 	same(t, "the copy of the shared store", describe(t, local), want)
 }

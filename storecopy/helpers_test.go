@@ -183,6 +183,18 @@ func fill(t testing.TB, st *forkspace.Store) {
 	must(err)
 }
 
+// settled closes st and returns the store open opens again: the history
+// records library changes a few milliseconds after them, in the
+// background, and Close waits for that, so the reopened store's history
+// holds every step fill took.
+func settled(t testing.TB, st *forkspace.Store, open func() *forkspace.Store) *forkspace.Store {
+	t.Helper()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return open()
+}
+
 // describe renders everything a user can read of a store: each
 // workspace's files (a tar of every head and checkpoint, times and
 // modes included), its checkpoints, history, conflicts and the token

@@ -53,6 +53,7 @@ func TestSalvage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	st = settled(t, st, func() *forkspace.Store { return openLocal(t, srcDir) })
 	want := describe(t, st)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
