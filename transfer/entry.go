@@ -2,11 +2,15 @@ package transfer
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,7 +89,8 @@ func run(ctx context.Context, op string, src source, dst sink, opts Options) (er
 		}
 	}
 	m := newMeter(opts.Progress, files, bytes)
-	written := make(nameSet) // non-directory names written so far
+	written := newNameSet() // non-directory names written so far
+	defer written.close()
 	var pl *pipeline
 	if st, ok := dst.(storer); ok {
 		pl = newPipeline(ctx, op, st)
@@ -148,18 +153,103 @@ func errorAt(op, name string, err error) error {
 }
 
 // nameSet holds names by their 64-bit hash: 8 bytes each instead of the
-// name, so a million-file transfer's set of written names takes ~10 MB
-// (the odds that a name not written hashes like one that was are 2⁻⁶⁴
-// per pair; and a hard link let through that way still names a file of
-// the target tree, never a host path).
-type nameSet map[uint64]struct{}
+// name (the odds that a name not written hashes like one that was are
+// 2⁻⁶⁴ per pair; and a hard link let through that way still names a file
+// of the target tree, never a host path). Past setMemory hashes the map
+// is written, sorted, as a run of an unlinked temporary file and emptied,
+// so a transfer of millions of files holds a bounded set in memory; a
+// lookup (a hard link: rare) binary-searches the runs with a read a step
+// (a read error finds nothing: the link is refused). A failed spill keeps
+// the hashes in memory instead.
+type nameSet struct {
+	mem    map[uint64]struct{}
+	file   *os.File
+	runs   []int64 // the number of hashes of each run, in file order
+	failed bool
+}
 
-func (s nameSet) add(name string)           { s[xxh3.HashString(name)] = struct{}{} }
-func (s nameSet) has(name string) (ok bool) { _, ok = s[xxh3.HashString(name)]; return ok }
+// setMemory is how many hashes a nameSet holds in memory.
+var setMemory = 1 << 18
+
+func newNameSet() *nameSet { return &nameSet{mem: map[uint64]struct{}{}} }
+
+func (s *nameSet) add(name string) {
+	s.mem[xxh3.HashString(name)] = struct{}{}
+	if len(s.mem) >= setMemory && !s.failed {
+		s.failed = s.spill() != nil
+	}
+}
+
+// spill writes the hashes in memory as a sorted run.
+func (s *nameSet) spill() error {
+	if s.file == nil {
+		f, err := os.CreateTemp("", "forkspace-transfer-names-*")
+		if err != nil {
+			return err
+		}
+		_ = os.Remove(f.Name()) // gone with its descriptor
+		s.file = f
+	}
+	hs := slices.Sorted(maps.Keys(s.mem))
+	buf := make([]byte, 0, 8*len(hs))
+	for _, h := range hs {
+		buf = binary.BigEndian.AppendUint64(buf, h)
+	}
+	if _, err := s.file.WriteAt(buf, 8*s.spilled()); err != nil {
+		return err
+	}
+	s.runs = append(s.runs, int64(len(hs)))
+	s.mem = map[uint64]struct{}{}
+	return nil
+}
+
+// spilled is the number of hashes in the runs.
+func (s *nameSet) spilled() (n int64) {
+	for _, r := range s.runs {
+		n += r
+	}
+	return n
+}
+
+func (s *nameSet) has(name string) bool {
+	h := xxh3.HashString(name)
+	if _, ok := s.mem[h]; ok {
+		return true
+	}
+	var at int64 // the first hash of the run
+	for _, n := range s.runs {
+		var b [8]byte
+		lo, hi := int64(0), n
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if _, err := s.file.ReadAt(b[:], 8*(at+mid)); err != nil {
+				return false
+			}
+			switch v := binary.BigEndian.Uint64(b[:]); {
+			case v == h:
+				return true
+			case v < h:
+				lo = mid + 1
+			default:
+				hi = mid
+			}
+		}
+		at += n
+	}
+	return false
+}
+
+// close removes the spill file, if any.
+func (s *nameSet) close() {
+	if s.file != nil {
+		_ = s.file.Close()
+		s.file = nil
+	}
+}
 
 // check validates an entry's names: a clean relative path, and a hard link
 // only to a non-directory already written by this transfer.
-func check(e *entry, written nameSet) error {
+func check(e *entry, written *nameSet) error {
 	if !validName(e.name) || (e.name == "." && e.kind != kindDir) {
 		return fmt.Errorf("%w: bad entry name", fs.ErrInvalid)
 	}

@@ -1,12 +1,15 @@
 package vfs
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
+	"os"
 	"slices"
 	"sync"
 
@@ -74,6 +77,7 @@ func (f *FS) Batch(ctx context.Context, fn func(b *FS) error) error {
 	b.ov = f.wov.Clone()                            // everything is durable: wov equals ov
 	b.wov, b.seq, b.inoNext, b.inoEnd = b.ov, f.seq, f.inoNext, f.inoEnd
 	log := &batchLog{acc: txn{f: f}, foldAt: f.foldAheadRows()}
+	defer log.changed.close()
 	b.batch = log
 	if f.hooks != nil {
 		b.hooks = batchHooks{Hooks: f.hooks}
@@ -201,18 +205,63 @@ type batchLog struct {
 
 // pathList is a list of paths kept in one buffer, NUL after each (no
 // path holds one): a batch of a million files holds their names in
-// their bytes alone, without a string header and allocation each.
-type pathList struct{ buf []byte }
+// their bytes alone, without a string header and allocation each. Past
+// spillPaths bytes the buffer is appended to an unlinked temporary file
+// and emptied, so what a batch holds in memory is bounded whatever it
+// writes; a failed spill keeps the paths in memory instead.
+type pathList struct {
+	buf     []byte
+	spill   *os.File // the paths before buf's, if they outgrew it
+	spilled int64    // the bytes of whole paths written to spill
+	failed  bool     // a spill failed: buf keeps everything since
+}
+
+// spillPaths is how many bytes of paths a pathList holds in memory.
+var spillPaths = 4 << 20
 
 func (l *pathList) add(names ...string) {
 	for _, n := range names {
 		l.buf = append(append(l.buf, n...), 0)
 	}
+	if len(l.buf) >= spillPaths && !l.failed {
+		l.failed = l.flush() != nil
+	}
 }
 
-// all yields the paths in the order they were added.
+// flush appends buf to the spill file, creating it first.
+func (l *pathList) flush() error {
+	if l.spill == nil {
+		f, err := os.CreateTemp("", "forkspace-batch-paths-*")
+		if err != nil {
+			return err
+		}
+		_ = os.Remove(f.Name()) // gone with its descriptor
+		l.spill = f
+	}
+	if _, err := l.spill.WriteAt(l.buf, l.spilled); err != nil {
+		return err
+	}
+	l.spilled += int64(len(l.buf))
+	l.buf = l.buf[:0]
+	return nil
+}
+
+// all yields the paths in the order they were added. The spilled ones are
+// read back from their file (a read error of it ends them early).
 func (l *pathList) all() iter.Seq[string] {
 	return func(yield func(string) bool) {
+		if l.spill != nil {
+			r := bufio.NewReader(io.NewSectionReader(l.spill, 0, l.spilled))
+			for {
+				p, err := r.ReadString(0)
+				if err != nil {
+					break
+				}
+				if !yield(p[:len(p)-1]) {
+					return
+				}
+			}
+		}
 		for rest := l.buf; len(rest) > 0; {
 			i := bytes.IndexByte(rest, 0)
 			if !yield(string(rest[:i])) {
@@ -220,6 +269,14 @@ func (l *pathList) all() iter.Seq[string] {
 			}
 			rest = rest[i+1:]
 		}
+	}
+}
+
+// close removes the spill file, if any.
+func (l *pathList) close() {
+	if l.spill != nil {
+		_ = l.spill.Close()
+		l.spill = nil
 	}
 }
 
