@@ -52,9 +52,12 @@
 // of one chunk share one fetch. A large read fetches its chunks in
 // parallel, and a read that reaches the end of a chunk starts fetching the
 // next few chunks in the background, so sequential readers find them
-// ready. ReadFiles, for bulk readers (an export,
-// grep), verifies as ReadAt does; it caches the inline bodies it reads
-// together but reads a file of one chunk past the cache.
+// ready. ReadFiles, for bulk readers (an export, grep), reads the inline
+// bodies of many files together and checks each against the CRC-32C the
+// metadata store keeps beside it (meta.CheckedInlines, docs/decisions/034),
+// verifying against its hash any body without a matching one; it caches
+// them only while the cache has room, so a pass over more than the cache
+// holds evicts nothing, and reads a file of one chunk past the cache.
 //
 // Manifest.Encode is a versioned, compact varint form; Decode rejects
 // anything Encode could not have produced with errdefs.ErrCorrupt.

@@ -11,9 +11,11 @@
 // Connections: one write connection, owned by a single writer goroutine, a
 // pool of query_only read connections for View, and a few more for the
 // point reads GetNode/GetInline and the batched GetNodes (kv.BatchSource)
-// and GetInlines (up to 64 objects in one query), which use driver-level
-// prepared statements (points.go). The database runs in WAL mode, so readers never wait for the
-// writer; pages are read through a memory map.
+// and GetInlines/GetCheckedInlines (up to 64 objects in one query), which
+// use driver-level prepared statements (points.go). Each inline body is
+// stored with its CRC-32C, which GetCheckedInlines checks (meta.CheckedInlines,
+// docs/decisions/034). The database runs in WAL mode, so readers never
+// wait for the writer; pages are read through a memory map.
 //
 // Group commit: Update calls are queued; the writer takes all that are
 // waiting (at most 256) and runs them in one transaction, each fn inside its
