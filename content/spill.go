@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/forkspace/forkspace/internal/tmpfile"
 )
 
 // logBlock is the unit of a dirtyLog's memory past its first logBlock
@@ -169,13 +171,9 @@ func (l *dirtyLog) appendMem(p []byte) {
 }
 
 func (l *dirtyLog) spill() error {
-	f, err := os.CreateTemp("", "forkspace-draft-*")
+	f, err := tmpfile.Unlinked("forkspace-draft-*")
 	if err != nil {
 		return fmt.Errorf("create draft spill file: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("unlink draft spill file: %w", err)
 	}
 	for off := int64(0); off < l.size; {
 		b := l.mem(off)[:min(logBlock, l.size-off)]

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forkspace/forkspace/internal/tmpfile"
 	"github.com/zeebo/xxh3"
 )
 
@@ -183,11 +184,10 @@ func (s *nameSet) add(name string) {
 // spill writes the hashes in memory as a sorted run.
 func (s *nameSet) spill() error {
 	if s.file == nil {
-		f, err := os.CreateTemp("", "forkspace-transfer-names-*")
+		f, err := tmpfile.Unlinked("forkspace-transfer-names-*")
 		if err != nil {
 			return err
 		}
-		_ = os.Remove(f.Name()) // gone with its descriptor
 		s.file = f
 	}
 	hs := slices.Sorted(maps.Keys(s.mem))

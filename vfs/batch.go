@@ -16,6 +16,7 @@ import (
 	"github.com/forkspace/forkspace/cas"
 	"github.com/forkspace/forkspace/content"
 	"github.com/forkspace/forkspace/errdefs"
+	"github.com/forkspace/forkspace/internal/tmpfile"
 	"github.com/forkspace/forkspace/kv"
 	"github.com/forkspace/forkspace/meta"
 )
@@ -231,11 +232,10 @@ func (l *pathList) add(names ...string) {
 // flush appends buf to the spill file, creating it first.
 func (l *pathList) flush() error {
 	if l.spill == nil {
-		f, err := os.CreateTemp("", "forkspace-batch-paths-*")
+		f, err := tmpfile.Unlinked("forkspace-batch-paths-*")
 		if err != nil {
 			return err
 		}
-		_ = os.Remove(f.Name()) // gone with its descriptor
 		l.spill = f
 	}
 	if _, err := l.spill.WriteAt(l.buf, l.spilled); err != nil {
