@@ -318,7 +318,7 @@ func (m *materializer) remove(p string) error {
 	if p == "." {
 		return fmt.Errorf("materialize: %w: the workspace root is not a directory", fs.ErrInvalid)
 	}
-	if !m.underDirs(p) {
+	if !underDirs(m.host, p, nil) {
 		// A parent was replaced (by a link, a file): p went with it, and
 		// what the host path reaches now through a link is not p.
 		return nil
@@ -328,22 +328,6 @@ func (m *materializer) remove(p string) error {
 		return fmt.Errorf("materialize %s: remove: %w", p, err)
 	}
 	return nil
-}
-
-// underDirs reports whether every parent of p on the host is a
-// directory, not a link: checked from the top, so no Lstat goes through
-// a link (one that loops, or leads elsewhere in the work dir).
-func (m *materializer) underDirs(p string) bool {
-	for i := range len(p) {
-		if p[i] != '/' {
-			continue
-		}
-		fi, err := m.host.Lstat(p[:i])
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
 }
 
 // tempPrefix names files being written (never while a command runs; a

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,6 +101,48 @@ func testPropertySync(t *testing.T, walkOnly bool) {
 			sameTree(rt, s, ws)
 		}
 	})
+}
+
+// TestSyncLinkReplacesDir replaces a directory by a link, within one
+// command, to a path beneath itself (the link loops) and to another
+// directory holding a file of the same name: the scan must not look
+// through the link for the directory's old entries (found by
+// TestPropertySync/watch in CI: 'lstat d/a: too many levels of symbolic
+// links').
+func TestSyncLinkReplacesDir(t *testing.T) {
+	needBwrap(t)
+	for _, command := range []string{"rm -rf d; ln -sfn d/a d", "rm -rf d; ln -s e d"} {
+		for _, walkOnly := range []bool{false, true} {
+			t.Run(fmt.Sprint(command, "/walk=", walkOnly), func(t *testing.T) {
+				_, ws := newWorkspace(t)
+				ctx := context.Background()
+				s := New(ws, Options{Mode: ModeCopy, WorkDir: sandboxtest.WorkDir(t)})
+				defer s.Close()
+				s.st.walkOnly = walkOnly
+				for p, body := range map[string]string{"d/a": "in d\n", "e/a": "in e\n"} {
+					if err := ws.MkdirAll(ctx, path.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := ws.WriteFile(ctx, p, []byte(body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := s.Exec(ctx, provider.ExecRequest{Command: "true"}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Exec(ctx, provider.ExecRequest{Command: command}); err != nil {
+					t.Fatal(err)
+				}
+				if fi, err := ws.Lstat(ctx, "d"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+					t.Fatalf("d after %q: %v, %v; want a link", command, fi, err)
+				}
+				if got, err := ws.ReadFile(ctx, "e/a"); err != nil || string(got) != "in e\n" {
+					t.Fatalf("e/a after %q: %q, %v", command, got, err)
+				}
+				sameTree(t, s, ws)
+			})
+		}
+	}
 }
 
 // TestSyncLoopingSymlinkOverOldDir is a case TestPropertySync/walk found:

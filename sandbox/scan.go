@@ -103,12 +103,16 @@ func (s *scanner) scanEvents(ev events) ([]hostChange, []string, error) {
 	}
 	var list []named
 	roots := map[string]bool{}
+	dirs := map[string]bool{}
 	for _, p := range slices.Sorted(maps.Keys(ev.paths)) {
 		if p == "." || s.ignore.match(p) {
 			continue
 		}
 		var st unix.Stat_t
-		err := unix.Lstat(s.dir+"/"+p, &st)
+		var err error = unix.ENOTDIR // a parent is no longer a directory: p went with it
+		if underDirs(s.host, p, dirs) {
+			err = unix.Lstat(s.dir+"/"+p, &st)
+		}
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			if _, ok := s.man[p]; ok {
 				list = append(list, named{p: p, gone: true})
@@ -209,6 +213,31 @@ func (s *scanner) nextGen() {
 	scans.n++
 	s.gen = scans.n
 	scans.Unlock()
+}
+
+// underDirs reports whether every parent of p on the host is a
+// directory, not a link: checked from the top, so no Lstat goes through
+// a link (one that loops, or leads elsewhere in the work dir). known, if
+// not nil, keeps the verdicts on parents across calls.
+func underDirs(host *os.Root, p string, known map[string]bool) bool {
+	for i := range len(p) {
+		if p[i] != '/' {
+			continue
+		}
+		dir := p[:i]
+		ok, seen := known[dir]
+		if !seen {
+			fi, err := host.Lstat(dir)
+			ok = err == nil && fi.IsDir()
+			if known != nil {
+				known[dir] = ok
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // visit compares host path p (stat h) with the manifest and, for a
