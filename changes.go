@@ -35,6 +35,8 @@ const stepDoor = "fuse"
 // one entry per (workspace, actor) of the FUSE operations, whatever their
 // kinds ("fuse.mkdir+open+chmod"), so a gathering records one history
 // state per workspace; one entry per (workspace, tool, actor) of the rest.
+// An audited call and a reader of the log (audit.Log.BeforeRecord) append
+// what is pending first, so neither sees the log out of order or behind.
 type uncovered struct {
 	log *audit.Log
 	s   *Store

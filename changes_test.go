@@ -3,6 +3,7 @@ package forkspace_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -106,6 +107,33 @@ func TestFeedLibrarySurfaces(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("feed of the workspace:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestEntriesSeeEarlierChanges: a change no audited call covers is
+// noted after the fact and appended a moment later, but a reader of the
+// log, or of the history, sees it as soon as the call that made it
+// returned.
+func TestEntriesSeeEarlierChanges(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	w := mustCreate(t, st, "w")
+	for i := range 20 {
+		name := fmt.Sprint("f", i)
+		if err := w.WriteFile(ctx, name, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		es := entries(t, st, w)
+		if len(es) == 0 || !slices.Contains(es[0].Changed, name) {
+			t.Fatalf("write %d: newest entry %+v, want one listing %s", i, es[:min(len(es), 1)], name)
+		}
+	}
+	steps, err := st.History(ctx, "w", forkspace.HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) == 0 || !slices.Contains(steps[0].Changed, "f19") {
+		t.Fatalf("history %+v: want the last write first", steps[:min(len(steps), 1)])
 	}
 }
 

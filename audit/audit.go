@@ -78,9 +78,10 @@ func (l *Log) runBefore() {
 }
 
 // BeforeRecord registers fn to run at the start of every Record, before
-// its entry is appended: a recorder of changes noted after the fact
-// (RecordAll) appends what it holds there, so the log keeps the order in
-// which changes were made.
+// its entry is appended, and of every Entries, before it reads: a
+// recorder of changes noted after the fact (RecordAll) appends what it
+// holds there, so the log keeps the order in which changes were made and
+// a reader sees every change made before it asked.
 func (l *Log) BeforeRecord(fn func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -197,8 +198,9 @@ func (l *Log) Bounds(ctx context.Context) (pruned, newest int64, err error) {
 }
 
 // Entries returns the entries matching f, newest first (oldest first
-// with f.Ascending).
+// with f.Ascending), after the BeforeRecord functions have run.
 func (l *Log) Entries(ctx context.Context, f Filter) ([]Entry, error) {
+	l.runBefore()
 	var es []Entry
 	err := l.meta.View(ctx, func(tx meta.Tx) error {
 		var err error
