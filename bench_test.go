@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -35,7 +36,7 @@ import (
 // staged changes stay staged until a fork or checkpoint folds them.
 func benchStore(b *testing.B) *forkspace.Store {
 	b.Helper()
-	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: b.TempDir(), FoldRows: 1 << 20})
+	st, err := forkspace.Open(context.Background(), forkspace.Options{Dir: b.TempDir(), FoldRows: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
