@@ -1,5 +1,8 @@
-// Package bench holds benchmark scripts that compare forkspace with other
-// tools side by side (fork-vs-cp.sh; import-vs-cp.sh: import against cp -a
+// Package bench holds benchmark scripts: engine.sh runs the benchmarks
+// behind every goal of issue 9 (engine speed) and prints each figure
+// beside its goal and the limit measured in the same run; the others
+// compare forkspace with other tools side by side (fork-vs-cp.sh;
+// import-vs-cp.sh: import against cp -a
 // and export against tar; doors.sh: the S3 door with rclone
 // against rclone's local backend), the memory of a FUSE daemon
 // (fuse-memory.sh) and of an idle server against the store's size
