@@ -2,7 +2,7 @@
 # Runs the benchmarks behind every goal of issue 9 (engine speed) and
 # prints each figure beside its goal, with the limit the same run measured
 # where the goal is a ratio (SQLite's own commit rate, dd, ripgrep, cp -a,
-# tar); it exits 1 if a goal was not met. About 8 minutes on 2 cores;
+# tar); it exits 1 if a goal was not met. About 6 minutes on 2 cores;
 # run it alone on the machine, the figures move with its load.
 #
 #   bash bench/engine.sh           # 1,000 and 100,000 files
