@@ -242,6 +242,12 @@ func pullCrashWriter(spec string) error {
 	}
 }
 
+// writerStall bounds how long TestPullBackCrash waits for its writer's
+// next acknowledgement, or its end once killed: a writer stuck (on a dead
+// mount, say) fails the test with what it wrote to stderr, instead of
+// holding the suite until its timeout.
+const writerStall = 2 * time.Minute
+
 func TestPullBackCrash(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) { pullBackCrash(t, mode) })
@@ -310,13 +316,27 @@ func pullBackCrash(t *testing.T, mode Mode) {
 		}()
 		n, blobs := 0, -1
 		tick := time.NewTicker(time.Millisecond)
+		stall := time.NewTimer(writerStall)
 		for open := true; open; {
 			select {
+			case <-stall.C:
+				cmd.Process.Kill()
+				ended := make(chan struct{})
+				go func() { cmd.Wait(); close(ended) }()
+				msg := "none: the writer did not end 10 s after SIGKILL"
+				select {
+				case <-ended:
+					msg = stderr.String()
+				case <-time.After(10 * time.Second):
+				}
+				t.Fatalf("round %d: the writer acknowledged nothing and did not end for %v (killed now); last run acknowledged %d; stderr: %s",
+					round, writerStall, acked, msg)
 			case i, ok := <-acks:
 				if !ok {
 					open = false
 					break
 				}
+				stall.Reset(writerStall)
 				acked = i
 				// Only a round waiting for a pull-back's chunk can wait in
 				// vain; in the others, runs faster than the random delay
