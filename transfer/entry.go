@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -164,7 +163,7 @@ func errorAt(op, name string, err error) error {
 // the hashes in memory instead.
 type nameSet struct {
 	mem    map[uint64]struct{}
-	file   *os.File
+	file   tmpfile.Log
 	runs   []int64 // the number of hashes of each run, in file order
 	failed bool
 }
@@ -183,32 +182,17 @@ func (s *nameSet) add(name string) {
 
 // spill writes the hashes in memory as a sorted run.
 func (s *nameSet) spill() error {
-	if s.file == nil {
-		f, err := tmpfile.Unlinked("forkspace-transfer-names-*")
-		if err != nil {
-			return err
-		}
-		s.file = f
-	}
 	hs := slices.Sorted(maps.Keys(s.mem))
 	buf := make([]byte, 0, 8*len(hs))
 	for _, h := range hs {
 		buf = binary.BigEndian.AppendUint64(buf, h)
 	}
-	if _, err := s.file.WriteAt(buf, 8*s.spilled()); err != nil {
+	if err := s.file.Append(buf); err != nil {
 		return err
 	}
 	s.runs = append(s.runs, int64(len(hs)))
 	s.mem = map[uint64]struct{}{}
 	return nil
-}
-
-// spilled is the number of hashes in the runs.
-func (s *nameSet) spilled() (n int64) {
-	for _, r := range s.runs {
-		n += r
-	}
-	return n
 }
 
 func (s *nameSet) has(name string) bool {
@@ -240,12 +224,7 @@ func (s *nameSet) has(name string) bool {
 }
 
 // close removes the spill file, if any.
-func (s *nameSet) close() {
-	if s.file != nil {
-		_ = s.file.Close()
-		s.file = nil
-	}
-}
+func (s *nameSet) close() { _ = s.file.Close() }
 
 // check validates an entry's names: a clean relative path, and a hard link
 // only to a non-directory already written by this transfer.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"iter"
-	"os"
 	"slices"
 	"sync"
 
@@ -211,10 +210,9 @@ type batchLog struct {
 // and emptied, so what a batch holds in memory is bounded whatever it
 // writes; a failed spill keeps the paths in memory instead.
 type pathList struct {
-	buf     []byte
-	spill   *os.File // the paths before buf's, if they outgrew it
-	spilled int64    // the bytes of whole paths written to spill
-	failed  bool     // a spill failed: buf keeps everything since
+	buf    []byte
+	spill  tmpfile.Log // the paths before buf's, if they outgrew it
+	failed bool        // a spill failed: buf keeps everything since
 }
 
 // spillPaths is how many bytes of paths a pathList holds in memory.
@@ -225,41 +223,25 @@ func (l *pathList) add(names ...string) {
 		l.buf = append(append(l.buf, n...), 0)
 	}
 	if len(l.buf) >= spillPaths && !l.failed {
-		l.failed = l.flush() != nil
-	}
-}
-
-// flush appends buf to the spill file, creating it first.
-func (l *pathList) flush() error {
-	if l.spill == nil {
-		f, err := tmpfile.Unlinked("forkspace-batch-paths-*")
-		if err != nil {
-			return err
+		l.failed = l.spill.Append(l.buf) != nil
+		if !l.failed {
+			l.buf = l.buf[:0]
 		}
-		l.spill = f
 	}
-	if _, err := l.spill.WriteAt(l.buf, l.spilled); err != nil {
-		return err
-	}
-	l.spilled += int64(len(l.buf))
-	l.buf = l.buf[:0]
-	return nil
 }
 
 // all yields the paths in the order they were added. The spilled ones are
 // read back from their file (a read error of it ends them early).
 func (l *pathList) all() iter.Seq[string] {
 	return func(yield func(string) bool) {
-		if l.spill != nil {
-			r := bufio.NewReader(io.NewSectionReader(l.spill, 0, l.spilled))
-			for {
-				p, err := r.ReadString(0)
-				if err != nil {
-					break
-				}
-				if !yield(p[:len(p)-1]) {
-					return
-				}
+		r := bufio.NewReader(io.NewSectionReader(&l.spill, 0, l.spill.Size()))
+		for {
+			p, err := r.ReadString(0)
+			if err != nil {
+				break
+			}
+			if !yield(p[:len(p)-1]) {
+				return
 			}
 		}
 		for rest := l.buf; len(rest) > 0; {
@@ -273,12 +255,7 @@ func (l *pathList) all() iter.Seq[string] {
 }
 
 // close removes the spill file, if any.
-func (l *pathList) close() {
-	if l.spill != nil {
-		_ = l.spill.Close()
-		l.spill = nil
-	}
-}
+func (l *pathList) close() { _ = l.spill.Close() }
 
 // aheadBytes is how many bytes of inline bodies a batch holds before it
 // stores them ahead of its commit, so that its memory does not grow with

@@ -1,6 +1,7 @@
 package tmpfile
 
 import (
+	"io"
 	"os"
 	"testing"
 )
@@ -28,5 +29,31 @@ func TestUnlinked(t *testing.T) {
 	t.Setenv("TMPDIR", "/nonexistent/forkspace-test")
 	if _, err := Unlinked("x-*"); err == nil {
 		t.Fatal("no error from an unwritable temporary directory")
+	}
+}
+
+// TestLog: appends read back in order at their offsets; an empty log has
+// no file; a log that cannot create its file stays empty.
+func TestLog(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var l Log
+	if n, err := l.ReadAt(make([]byte, 1), 0); n != 0 || err != io.EOF {
+		t.Fatalf("empty log read %d, %v", n, err)
+	}
+	for _, p := range []string{"ab", "", "cde"} {
+		if err := l.Append([]byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := make([]byte, l.Size())
+	if _, err := l.ReadAt(b, 0); err != nil || string(b) != "abcde" || l.Size() != 5 {
+		t.Fatalf("read back %q (size %d), %v", b, l.Size(), err)
+	}
+	if err := l.Close(); err != nil || l.Size() != 0 {
+		t.Fatalf("close: %v, size %d", err, l.Size())
+	}
+	t.Setenv("TMPDIR", "/nonexistent/forkspace-test")
+	if err := l.Append([]byte("x")); err == nil || l.Size() != 0 {
+		t.Fatalf("append without a temporary directory: %v, size %d", err, l.Size())
 	}
 }
